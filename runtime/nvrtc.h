@@ -1,0 +1,25 @@
+/*
+ * nvrtc.h: compiling generated CUDA C with NVRTC (linked from the toolkit;
+ * needs no GPU). Used by --emit=ptx and by the JIT.
+ */
+#ifndef FUSEC_RT_NVRTC_H
+#define FUSEC_RT_NVRTC_H
+
+#include "common.h"
+
+typedef struct RtNvrtcResult {
+	char *image;        /* PTX text (NUL-terminated) or a cubin */
+	size_t image_len;
+	const char *log;    /* NVRTC's log (may be empty) */
+	const char *message;/* on failure: the log and the numbered source */
+} RtNvrtcResult;
+
+/* Compile `source` for sm_<major><minor>: PTX, or a cubin when `cubin`.
+ * Everything is allocated in `a`. */
+bool rt_nvrtc_compile(Arena *a, const char *source, const char *name, int major, int minor, bool cubin,
+                      RtNvrtcResult *out);
+
+/* NVRTC's version as major*1000 + minor*10 (for cache keys). */
+int rt_nvrtc_version(void);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * fuse.h: partition of the op graph into kernels.
+ *
+ * Two kinds of kernel:
+ *  - pointwise: a tree of elementwise ops over one iteration shape, with
+ *    broadcast inputs and any number of outputs of that shape;
+ *  - row: one or more last-axis reductions over the same rows [A..., N] with
+ *    their elementwise producers, the per-row values computed from them
+ *    ([A..., 1]) and the full-row epilogue that uses them.
+ * Only outputs and values that cross a kernel boundary are stored; cheap
+ * producers used by several consumers are recomputed. In per-op mode every
+ * op is its own kernel, as eager PyTorch runs them.
+ *
+ * Kernel parameters are listed in order (KParam): codegen writes the kernel
+ * signature from them and the runtime packs the launch arguments from them.
+ */
+#ifndef FUSEC_FUSE_H
+#define FUSEC_FUSE_H
+
+#include "ir/ir.h"
+
+typedef enum KernelKind {
+	KERNEL_POINTWISE,
+	KERNEL_ROW
+} KernelKind;
+
+typedef enum ParamKind {
+	PARAM_IN,     /* const pointer to a tensor read: an input or a stored node */
+	PARAM_OUT,    /* pointer to a tensor written: an output or a temporary */
+	PARAM_SCALAR, /* a scalar input, by value in its dtype */
+	PARAM_DIM     /* a symbolic dim's size, as int64 */
+} ParamKind;
+
+typedef struct KParam {
+	ParamKind kind;
+	NodeId node;  /* PARAM_IN, PARAM_OUT, PARAM_SCALAR */
+	int output;   /* PARAM_OUT: index in Graph.outputs, or -1 for a temporary */
+	int dim;      /* PARAM_DIM: the symbolic dim */
+} KParam;
+
+typedef struct Kernel {
+	int id;
+	KernelKind kind;
+	const char *name;           /* "<program>_k<id>", a valid C identifier */
+	int rank;                   /* iteration domain: the output shape (pointwise) */
+	Dim domain[FZ_MAX_RANK];    /* or the rows [A..., N] (row; N is reduced) */
+	NodeId *nodes;              /* nodes computed here, in graph order (no leaves) */
+	int nnodes;
+	NodeId *reductions;         /* row kernels: reductions in dependency order */
+	int nreductions;
+	KParam *params;
+	int nparams;
+	int *deps;                  /* ids of kernels that must run first */
+	int ndeps;
+} Kernel;
+
+typedef struct Unfused {
+	NodeId producer, consumer;  /* an edge of the graph that crosses kernels */
+	const char *why;            /* one sentence for --explain */
+} Unfused;
+
+typedef struct Plan {
+	const Graph *g;
+	bool fused;                 /* false: per-op mode */
+	Kernel *kernels;            /* in launch order */
+	int nkernels;
+	uint8_t *stored;            /* per node: materialized in device memory */
+	NodeId *temps;              /* stored nodes that are not outputs (runtime allocates) */
+	int ntemps;
+	Unfused *unfused;
+	int nunfused;
+} Plan;
+
+bool fuse_plan(const Graph *g, bool fused, Arena *a, Plan *out, Diag *d);
+
+/* --emit=fused: each kernel's nodes, what it reads and writes, bytes moved. */
+void fuse_print(StrBuf *sb, const Plan *p);
+/* --emit=dot: the graph with one cluster per kernel. */
+void fuse_print_dot(StrBuf *sb, const Plan *p);
+/* --explain: why each cross-kernel edge was not fused. */
+void fuse_explain(StrBuf *sb, const Plan *p);
+
+#endif

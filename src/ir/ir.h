@@ -1,0 +1,119 @@
+/*
+ * ir.h: the op graph.
+ *
+ * Nodes live in one dense array and refer to their arguments by index; every
+ * argument has a smaller index than its user, so the array order is a
+ * topological order. Every node carries its dtype and its full shape, in which
+ * each dimension is a literal size or a symbolic name bound at run time.
+ *
+ * The graph is built from the AST by ir_build (build.c): names are resolved,
+ * fns inlined, types promoted (types.c), shapes broadcast (shape.c), constants
+ * folded and common subexpressions merged as nodes are made (hash-consing).
+ * After ir_build every operand of an op already has the op's operand dtype:
+ * implicit promotions are explicit OP_CAST nodes (or re-typed constants), so
+ * later stages never promote.
+ */
+#ifndef FUSEC_IR_H
+#define FUSEC_IR_H
+
+#include "common.h"
+#include "frontend/ast.h"
+
+typedef enum OpClass {
+	OC_LEAF,    /* no arguments */
+	OC_ARITH,   /* operands promoted together; result has that dtype */
+	OC_COMPARE, /* operands promoted together; result is bool */
+	OC_LOGIC,   /* bool operands, bool result */
+	OC_SELECT,  /* bool condition, branches promoted together */
+	OC_CAST,    /* conversion to the node's dtype */
+	OC_MATH,    /* float math of one argument */
+	OC_REDUCE   /* last-axis reduction */
+} OpClass;
+
+typedef enum Op {
+#define OP(e, name, arity, cls) e,
+#include "ir/ops.def"
+#undef OP
+	OP_COUNT
+} Op;
+
+typedef struct OpInfo {
+	const char *name;
+	int arity;
+	OpClass cls;
+} OpInfo;
+
+extern const OpInfo ir_ops[OP_COUNT];
+
+/* A dimension: a literal size (>= 0) or symbolic dim k, encoded as -(k+1). */
+typedef int64_t Dim;
+#define DIM_SYM(k) (-(Dim)(k)-1)
+static inline bool dim_is_sym(Dim d) { return d < 0; }
+static inline int dim_sym(Dim d) { return (int)(-d - 1); }
+
+typedef int32_t NodeId;
+
+enum {
+	NF_WEAK = 1 << 0, /* a literal, or made of literals only: weakly typed */
+};
+
+typedef struct Node {
+	uint16_t op;     /* Op */
+	uint8_t dtype;   /* fz_dtype of the value */
+	uint8_t rank;    /* 0 for a scalar */
+	uint8_t flags;   /* NF_* */
+	NodeId args[3];  /* -1 where unused */
+	Dim shape[FZ_MAX_RANK];
+	union {
+		double f;    /* OP_CONST of a float dtype (full double precision, as Python) */
+		int64_t i;   /* OP_CONST of an integer or bool dtype */
+	} c;
+	int32_t input;   /* OP_INPUT: index in Graph.inputs */
+	Span span;       /* the source expression it came from */
+} Node;
+
+typedef struct IrInput {
+	const char *name;
+	NodeId node;
+	Span span;
+} IrInput;
+
+typedef struct IrOutput {
+	const char *name;
+	NodeId node;
+	Span span;
+} IrOutput;
+
+typedef struct Graph {
+	Arena *arena;
+	const char *name;     /* program name (file stem), used for kernel names */
+	Node *nodes;
+	int n, cap;
+	const char **dims;    /* names of the symbolic dims, in order of first use */
+	int ndims;
+	IrInput *inputs;      /* in declaration order */
+	int ninputs;
+	IrOutput *outputs;    /* in order of their out statements */
+	int noutputs;
+} Graph;
+
+/* AST -> graph, with folding and CSE; then dead nodes are removed. */
+bool ir_build(const Source *src, const AstProgram *p, Arena *a, const char *name, Graph *out, Diag *d);
+
+/* Remove nodes no output depends on, renumbering the rest (keeps order). */
+void ir_dce(Graph *g);
+
+/* --emit=ir: stable text, one node a line:
+ *   %3 f32[B,N] = add %1, %2        # x + y  (line:col)
+ * followed by the outputs. */
+void ir_print(StrBuf *sb, const Graph *g);
+
+/* "f32[B, N]"-style text of a node's type and shape. */
+const char *ir_type_str(Arena *a, const Graph *g, const Node *n);
+const char *ir_shape_str(Arena *a, const Graph *g, int rank, const Dim *shape);
+
+/* Number of elements of a shape for bound dims; false on overflow of 2^62. */
+bool ir_numel(int rank, const Dim *shape, const int64_t *dims, int64_t *out);
+static inline int64_t ir_dim_value(Dim d, const int64_t *dims) { return dim_is_sym(d) ? dims[dim_sym(d)] : d; }
+
+#endif
