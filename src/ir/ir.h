@@ -54,7 +54,9 @@ static inline int dim_sym(Dim d) { return (int)(-d - 1); }
 typedef int32_t NodeId;
 
 enum {
-	NF_WEAK = 1 << 0, /* a literal, or made of literals only: weakly typed */
+	NF_WEAK = 1 << 0,     /* a literal, or made of literals only: weakly typed */
+	NF_IMPLICIT = 1 << 1, /* an OP_CAST inserted by promotion, not written by the user
+	                         (per-op mode folds it into its consumer, as eager PyTorch does) */
 };
 
 typedef struct Node {
