@@ -112,6 +112,7 @@ fz_status pipe_run(Compilation *c)
 		fail_program(c);
 		goto done;
 	}
+	c->graph.src = &c->src;
 	ir_dce(&c->graph);
 	if (c->opt.stop == STAGE_IR)
 		goto done;

@@ -89,6 +89,7 @@ typedef struct IrOutput {
 typedef struct Graph {
 	Arena *arena;
 	const char *name;     /* program name (file stem), used for kernel names */
+	const Source *src;    /* the program text, for comments in generated code */
 	Node *nodes;
 	int n, cap;
 	const char **dims;    /* names of the symbolic dims, in order of first use */
