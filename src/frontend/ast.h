@@ -24,8 +24,8 @@ typedef enum AstKind {
 typedef struct Ast Ast;
 struct Ast {
 	AstKind kind;
-	Span span;       /* the whole expression */
-	Span op_span;    /* the operator, or the callee's name */
+	Span span;       /* the whole expression, with parentheses around it */
+	Span op_span;    /* the operator, the callee's or cast's name, the literal or name itself */
 	TokKind op;      /* AST_UNARY, AST_BINARY */
 	const char *name; /* AST_NAME, AST_CALL: points into the source */
 	int name_len;
@@ -34,6 +34,7 @@ struct Ast {
 	double fval;     /* AST_FLOAT, correctly rounded from the text */
 	Ast **args;
 	int nargs;
+	int depth;       /* height of this tree: 0 for a leaf, at most FZ_MAX_DEPTH */
 };
 
 /* A dimension in a declaration: a name or a positive integer. */
@@ -78,10 +79,12 @@ typedef struct AstProgram {
 
 /* Parse tokens into a program. Syntax errors fill *d with messages of the form
  * "expected ')', saw ','" at the offending token, and return false. The
- * grammar is in parse.c, one function per rule. */
+ * grammar is in parse.c, one function per rule. A fn may have 0 to
+ * FZ_MAX_FN_PARAMS parameters, all distinct. Every expression tree is at most
+ * FZ_MAX_DEPTH high (Ast.depth), so later stages may recurse over it. */
 bool fe_parse(const Source *src, const TokenList *toks, Arena *a, AstProgram *out, Diag *d);
 
-/* --emit=ast: an indented tree, one node a line, with LINE:COL. */
+/* --emit=ast: an indented tree, one node a line, with LINE:COL (ast_print.c). */
 void fe_print_ast(StrBuf *sb, const Source *src, const AstProgram *p);
 
 #endif

@@ -57,6 +57,10 @@ typedef struct Token {
 	TokKind kind;
 	Span span;     /* off/len into the source, line/col of the first byte */
 	int dtype;     /* TK_DTYPE: the fz_dtype it names */
+	union {
+		uint64_t ival; /* TK_INT: the value, at most INT64_MAX */
+		double fval;   /* TK_FLOAT: correctly rounded, finite */
+	};
 } Token;
 
 typedef struct TokenList {
@@ -68,11 +72,17 @@ typedef struct TokenList {
 const char *fe_token_name(TokKind k);
 
 /* Lex the whole source. On error fills *d (e.g. "unexpected character '@'",
- * "invalid number '1e'", "non-ASCII byte 0xC3 outside a comment",
- * "NUL byte in source") and returns false. */
+ * "invalid number '1e' (the exponent has no digits)", "unexpected byte 0xC3
+ * (only ASCII is allowed outside comments)", "NUL byte in source", "integer
+ * literal ... is too large", "float literal ... is out of range") and returns
+ * false. The buffer need not be NUL-terminated; nothing past src->len is read.
+ * The last token is TK_EOF; when the source ends with a line break it sits on
+ * that break (just past the last character of the last line). */
 bool fe_lex(const Source *src, Arena *a, TokenList *out, Diag *d);
 
-/* --emit=tokens: one token a line, "LINE:COL KIND 'TEXT'". */
+/* --emit=tokens: one token a line, "LINE:COL KIND 'TEXT'" (KIND without the
+ * TK_ prefix, line breaks in TEXT escaped), then the value of a number.
+ * Lives in ast_print.c with the AST printer. */
 void fe_print_tokens(StrBuf *sb, const Source *src, const TokenList *toks);
 
 #endif
