@@ -1,4 +1,373 @@
-/* STUB: placeholder until the owning stage lands; replace this whole file. */
+/*
+ * interp.c: the CPU reference interpreter (see interp.h).
+ *
+ * It walks the node array once, in order (a topological order, so no
+ * recursion), computing each live node over its whole shape into an array
+ * of Scalars in the node's compute type (eval.h): f16/bf16 values stay f32
+ * until stored. Broadcasting is done by strides: an argument's stride is 0
+ * along a dimension it broadcasts. A node's array is freed right after its
+ * last user has run, so memory holds only the values still needed.
+ *
+ * Simplicity beats speed here: one Scalar (8 bytes) per element and one
+ * eval_op call per element. It is the oracle, not the product.
+ */
 #include "ir/interp.h"
-fz_status interp_run(const Graph *g, const int64_t *dims, const Tensor *inputs, Tensor *outputs, char *err, size_t errlen) { return FZ_ERR_INTERNAL; }
-fz_status ir_bind_dims(const Graph *g, const Tensor *inputs, int64_t *dims, char *err, size_t errlen) { return FZ_ERR_INTERNAL; }
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/eval.h"
+
+static fz_status interp_fail(char *err, size_t errlen, fz_status s, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static fz_status interp_fail(char *err, size_t errlen, fz_status s, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return s;
+}
+
+/* ---- binding inputs --------------------------------------------------------------- */
+
+/* "f32[B, N]" of a declaration, then " with B = 4, N = 8" for its symbolic
+ * dims already bound. */
+static void decl_str(const Graph *g, const Node *n, const int64_t *dims, char *buf, size_t cap)
+{
+	size_t len = (size_t)snprintf(buf, cap, "%s", fz_dtype_name((fz_dtype)n->dtype));
+	for (int k = 0; k < n->rank && len < cap; k++) {
+		Dim d = n->shape[k];
+		if (dim_is_sym(d))
+			len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? ", " : "[", g->dims[dim_sym(d)]);
+		else
+			len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k ? ", " : "[", (long long)d);
+	}
+	if (n->rank && len < cap)
+		len += (size_t)snprintf(buf + len, cap - len, "]");
+	bool first = true;
+	for (int k = 0; k < n->rank && len < cap; k++) {
+		Dim d = n->shape[k];
+		if (!dim_is_sym(d) || dims[dim_sym(d)] < 0)
+			continue;
+		bool dup = false; /* name each dim once: f32[N, N] */
+		for (int j = 0; j < k; j++)
+			dup |= n->shape[j] == d;
+		if (dup)
+			continue;
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s = %lld", first ? " with " : ", ",
+		                        g->dims[dim_sym(d)], (long long)dims[dim_sym(d)]);
+		first = false;
+	}
+}
+
+static fz_status bind_mismatch(const Graph *g, int i, const Node *n, const Tensor *t, const int64_t *dims,
+                               char *err, size_t errlen)
+{
+	char want[512], got[256];
+	decl_str(g, n, dims, want, sizeof want);
+	tensor_type_str(t, got, sizeof got);
+	return interp_fail(err, errlen, FZ_ERR_BINDING, "input '%s': expected %s, got %s", g->inputs[i].name, want, got);
+}
+
+fz_status ir_bind_dims(const Graph *g, const Tensor *inputs, int64_t *dims, char *err, size_t errlen)
+{
+	for (int i = 0; i < g->ninputs; i++) {
+		const Node *n = &g->nodes[g->inputs[i].node];
+		const Tensor *t = &inputs[i];
+		bool ok = t->dtype == (fz_dtype)n->dtype && t->rank == n->rank;
+		for (int k = 0; ok && k < n->rank; k++) {
+			Dim d = n->shape[k];
+			int64_t have = t->shape[k];
+			if (have < 0)
+				ok = false;
+			else if (!dim_is_sym(d))
+				ok = have == d;
+			else if (dims[dim_sym(d)] >= 0)
+				ok = have == dims[dim_sym(d)];
+		}
+		if (!ok)
+			return bind_mismatch(g, i, n, t, dims, err, errlen);
+		for (int k = 0; k < n->rank; k++)
+			if (dim_is_sym(n->shape[k]))
+				dims[dim_sym(n->shape[k])] = t->shape[k];
+	}
+	return FZ_OK;
+}
+
+/* ---- evaluation ------------------------------------------------------------------ */
+
+typedef struct Interp {
+	const Graph *g;
+	const int64_t *dims;
+	const Tensor *inputs;
+	Scalar **vals;    /* per node, NULL when not computed or freed */
+	int64_t *numel;   /* per node */
+	int32_t *last;    /* per node: index of its last user, -1 if dead */
+	char *err;
+	size_t errlen;
+} Interp;
+
+static const char *node_name(const Node *n) { return ir_ops[n->op].name; }
+
+/* The last user of every node, walking backwards from the outputs so dead
+ * nodes (none after ir_dce, but the interpreter does not rely on it) are
+ * never computed. Outputs live to the end. */
+static void interp_liveness(Interp *in)
+{
+	const Graph *g = in->g;
+	for (int i = 0; i < g->n; i++)
+		in->last[i] = -1;
+	for (int k = 0; k < g->noutputs; k++)
+		in->last[g->outputs[k].node] = g->n;
+	for (int i = g->n - 1; i >= 0; i--) {
+		if (in->last[i] < 0)
+			continue;
+		for (int a = 0; a < ir_ops[g->nodes[i].op].arity; a++) {
+			NodeId arg = g->nodes[i].args[a];
+			if (in->last[arg] < i)
+				in->last[arg] = i;
+		}
+	}
+}
+
+static fz_status interp_sizes(Interp *in)
+{
+	const Graph *g = in->g;
+	for (int i = 0; i < g->n; i++) {
+		const Node *n = &g->nodes[i];
+		int64_t e = 1;
+		for (int k = 0; k < n->rank; k++) {
+			int64_t d = ir_dim_value(n->shape[k], in->dims);
+			if (d > 0 && e > ((int64_t)1 << 62) / d)
+				return interp_fail(in->err, in->errlen, FZ_ERR_LIMIT,
+				                   "%s at %d:%d has too many elements for its bound dims", node_name(n),
+				                   n->span.line, n->span.col);
+			e *= d;
+		}
+		if ((uint64_t)e > SIZE_MAX / sizeof(Scalar))
+			return interp_fail(in->err, in->errlen, FZ_ERR_LIMIT, "%s at %d:%d is too large", node_name(n),
+			                   n->span.line, n->span.col);
+		in->numel[i] = e;
+	}
+	return FZ_OK;
+}
+
+/* Strides of argument `a` (shape of rank ra) over the output's dims (rank r),
+ * aligned at the end; 0 where it broadcasts or is missing. */
+static void arg_strides(const Interp *in, const Node *a, int r, int64_t *st)
+{
+	int64_t s = 1;
+	for (int k = r - 1; k >= 0; k--) {
+		int ka = k - (r - a->rank);
+		if (ka < 0) {
+			st[k] = 0;
+			continue;
+		}
+		int64_t d = ir_dim_value(a->shape[ka], in->dims);
+		st[k] = d == 1 ? 0 : s;
+		s *= d;
+	}
+}
+
+/* The dtype each argument's values are expected in. After ir_build they
+ * already are (promotions are explicit); an argument that is not is
+ * converted, so the interpreter computes the language's result regardless. */
+static fz_dtype operand_dtype(const Graph *g, const Node *n)
+{
+	const Node *a0 = &g->nodes[n->args[0]];
+	switch (ir_ops[n->op].cls) {
+	case OC_ARITH: return (fz_dtype)n->dtype;
+	case OC_COMPARE: return dtype_promote((fz_dtype)a0->dtype, (fz_dtype)g->nodes[n->args[1]].dtype);
+	case OC_LOGIC: return FZ_BOOL;
+	case OC_SELECT: return (fz_dtype)n->dtype;
+	default: return (fz_dtype)a0->dtype;
+	}
+}
+
+static void run_elementwise(Interp *in, int id, Scalar *out)
+{
+	const Graph *g = in->g;
+	const Node *n = &g->nodes[id];
+	int arity = ir_ops[n->op].arity, r = n->rank;
+	fz_dtype operand = operand_dtype(g, n);
+	int64_t st[3][FZ_MAX_RANK], off[3] = {0, 0, 0}, idx[FZ_MAX_RANK] = {0}, shape[FZ_MAX_RANK];
+	fz_dtype want[3], have[3];
+	const Scalar *src[3];
+	for (int k = 0; k < r; k++)
+		shape[k] = ir_dim_value(n->shape[k], in->dims);
+	for (int a = 0; a < arity; a++) {
+		const Node *an = &g->nodes[n->args[a]];
+		arg_strides(in, an, r, st[a]);
+		src[a] = in->vals[n->args[a]];
+		have[a] = (fz_dtype)an->dtype;
+		want[a] = (n->op == OP_WHERE && a == 0) ? FZ_BOOL : operand;
+		if (ir_ops[n->op].cls == OC_CAST || ir_ops[n->op].cls == OC_MATH)
+			want[a] = have[a]; /* eval converts these itself */
+	}
+	for (int64_t e = 0; e < in->numel[id]; e++) {
+		Scalar v[3];
+		for (int a = 0; a < arity; a++) {
+			v[a] = src[a][off[a]];
+			if (have[a] != want[a])
+				v[a] = eval_cast(have[a], want[a], v[a]);
+		}
+		out[e] = eval_op((Op)n->op, (fz_dtype)n->dtype, operand, v);
+		for (int k = r - 1; k >= 0; k--) { /* odometer over the output index */
+			idx[k]++;
+			for (int a = 0; a < arity; a++)
+				off[a] += st[a][k];
+			if (idx[k] < shape[k])
+				break;
+			for (int a = 0; a < arity; a++)
+				off[a] -= st[a][k] * shape[k];
+			idx[k] = 0;
+		}
+	}
+}
+
+static fz_status run_reduce(Interp *in, int id, Scalar *out)
+{
+	const Graph *g = in->g;
+	const Node *n = &g->nodes[id];
+	const Node *a = &g->nodes[n->args[0]];
+	const Scalar *src = in->vals[n->args[0]];
+	Dim last = a->shape[a->rank - 1];
+	int64_t len = ir_dim_value(last, in->dims);
+	int64_t rows = in->numel[id]; /* the result is [..., 1]: one per row */
+	for (int64_t r = 0; r < rows; r++) {
+		if (!eval_reduce((Op)n->op, (fz_dtype)n->dtype, (fz_dtype)a->dtype, src + r * len, len, &out[r])) {
+			char dim[128];
+			if (dim_is_sym(last))
+				snprintf(dim, sizeof dim, "%s = 0", g->dims[dim_sym(last)]);
+			else
+				snprintf(dim, sizeof dim, "size 0");
+			return interp_fail(in->err, in->errlen, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (%s)",
+			                   node_name(n), n->span.line, n->span.col, dim);
+		}
+	}
+	return FZ_OK;
+}
+
+static void run_leaf(Interp *in, int id, Scalar *out)
+{
+	const Node *n = &in->g->nodes[id];
+	if (n->op == OP_INPUT) {
+		const Tensor *t = &in->inputs[n->input];
+		for (int64_t e = 0; e < in->numel[id]; e++)
+			out[e] = eval_load(t->dtype, t->data, e);
+		return;
+	}
+	Scalar c;
+	if (dtype_is_float((fz_dtype)n->dtype))
+		c.f = n->c.f;
+	else
+		c.i = n->c.i;
+	c = eval_normalize((fz_dtype)n->dtype, c);
+	for (int64_t e = 0; e < in->numel[id]; e++)
+		out[e] = c;
+}
+
+static fz_status run_node(Interp *in, int id)
+{
+	const Node *n = &in->g->nodes[id];
+	/* at least one element, so an empty array is not mistaken for a failure */
+	Scalar *out = malloc(sizeof(Scalar) * (size_t)(in->numel[id] ? in->numel[id] : 1));
+	if (!out)
+		return interp_fail(in->err, in->errlen, FZ_ERR_NOMEM, "out of memory for %s at %d:%d (%lld elements)",
+		                   node_name(n), n->span.line, n->span.col, (long long)in->numel[id]);
+	in->vals[id] = out;
+	switch (ir_ops[n->op].cls) {
+	case OC_LEAF: run_leaf(in, id, out); return FZ_OK;
+	case OC_REDUCE: return run_reduce(in, id, out);
+	default: run_elementwise(in, id, out); return FZ_OK;
+	}
+}
+
+static fz_status write_output(Interp *in, int k, Tensor *t)
+{
+	const Graph *g = in->g;
+	NodeId id = g->outputs[k].node;
+	const Node *n = &g->nodes[id];
+	memset(t, 0, sizeof *t);
+	t->dtype = (fz_dtype)n->dtype;
+	t->rank = n->rank;
+	for (int d = 0; d < n->rank; d++)
+		t->shape[d] = ir_dim_value(n->shape[d], in->dims);
+	if (!tensor_alloc(t))
+		return interp_fail(in->err, in->errlen, FZ_ERR_NOMEM, "out of memory for output '%s'", g->outputs[k].name);
+	for (int64_t e = 0; e < in->numel[id]; e++)
+		eval_store(t->dtype, t->data, e, in->vals[id][e]);
+	return FZ_OK;
+}
+
+static fz_status interp_check_dims(const Graph *g, const int64_t *dims, char *err, size_t errlen)
+{
+	for (int k = 0; k < g->ndims; k++)
+		if (dims[k] < 0)
+			return interp_fail(err, errlen, FZ_ERR_BINDING, "dim '%s' is not bound", g->dims[k]);
+	return FZ_OK;
+}
+
+static fz_status interp_eval(Interp *in, Tensor *outputs)
+{
+	const Graph *g = in->g;
+	fz_status s;
+	interp_liveness(in);
+	if ((s = interp_sizes(in)) != FZ_OK)
+		return s;
+	for (int i = 0; i < g->n; i++) {
+		if (in->last[i] < 0)
+			continue;
+		if ((s = run_node(in, i)) != FZ_OK)
+			return s;
+		for (int a = 0; a < ir_ops[g->nodes[i].op].arity; a++) {
+			NodeId arg = g->nodes[i].args[a];
+			if (in->last[arg] == i) {
+				free(in->vals[arg]);
+				in->vals[arg] = NULL;
+			}
+		}
+	}
+	for (int k = 0; k < g->noutputs; k++) {
+		if ((s = write_output(in, k, &outputs[k])) != FZ_OK) {
+			for (int j = 0; j < k; j++)
+				tensor_free(&outputs[j]);
+			return s;
+		}
+	}
+	return FZ_OK;
+}
+
+fz_status interp_run(const Graph *g, const int64_t *dims, const Tensor *inputs, Tensor *outputs, char *err,
+                     size_t errlen)
+{
+	int nd = g->ndims > 0 ? g->ndims : 1, nn = g->n > 0 ? g->n : 1;
+	int64_t *bound = malloc(sizeof(int64_t) * (size_t)nd);
+	Interp in = {g, bound, inputs, calloc((size_t)nn, sizeof(Scalar *)), malloc(sizeof(int64_t) * (size_t)nn),
+	             malloc(sizeof(int32_t) * (size_t)nn), err, errlen};
+	fz_status s;
+	if (!bound || !in.vals || !in.numel || !in.last) {
+		s = interp_fail(err, errlen, FZ_ERR_NOMEM, "out of memory");
+	} else {
+		if (g->ndims)
+			memcpy(bound, dims, sizeof(int64_t) * (size_t)g->ndims);
+		s = ir_bind_dims(g, inputs, bound, err, errlen);
+		if (s == FZ_OK)
+			s = interp_check_dims(g, bound, err, errlen);
+		if (s == FZ_OK)
+			s = interp_eval(&in, outputs);
+	}
+	if (in.vals)
+		for (int i = 0; i < g->n; i++)
+			free(in.vals[i]);
+	free(in.vals);
+	free(in.numel);
+	free(in.last);
+	free(bound);
+	return s;
+}
