@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""bench/report.py: the JSON of bench/run.py as the markdown of docs/benchmarks.md.
+
+  python3 bench/report.py results.json [--command "bench/gpu-bench.sh build out"] > table.md
+
+Every number printed comes from the JSON; a missing measurement prints as
+'-', never as an estimate.
+"""
+
+import argparse
+import json
+import sys
+
+SYSTEMS = [  # (key in results, column title)
+    ("fusec", "fusec"),
+    ("fusec_per_op", "fusec per-op"),
+    ("eager", "eager"),
+    ("builtin", "builtin"),
+    ("compiled", "torch.compile"),
+]
+
+
+def fmt_us(v):
+    if v is None:
+        return "-"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def fmt_pct(v):
+    return "-" if v is None else "%.0f%%" % v
+
+
+def cell(r):
+    """'123 (91%)': median µs and % of the floor."""
+    if not r or r.get("us") is None:
+        return "-"
+    s = fmt_us(r["us"])
+    if r.get("pct_floor") is not None:
+        s += " (%s)" % fmt_pct(r["pct_floor"])
+    return s
+
+
+def speedup(rec):
+    """fused / per-op speedup and the ideal byte ratio, from fusec bench."""
+    raw = rec.get("fusec_raw") or {}
+    sp, ideal = raw.get("speedup"), raw.get("ideal_speedup")
+    if sp is None:
+        return "-"
+    return "%.2fx (%s)" % (sp, "-" if ideal is None else "%.2fx" % ideal)
+
+
+def kernels(rec):
+    res = rec["results"]
+    f, p = res.get("fusec", {}).get("kernels"), res.get("fusec_per_op", {}).get("kernels")
+    if f is None and p is None:
+        return "-"
+    return "%s / %s" % ("-" if f is None else f, "-" if p is None else p)
+
+
+def header(doc, command):
+    m, c = doc.get("meta", {}), doc.get("copy", {})
+    l2 = m.get("l2_bytes")
+    out = [
+        "Device: %s (%s SMs%s), %s." % (m.get("device", "?"), m.get("sm_count", "?"),
+                                        ", %d MiB L2" % (l2 >> 20) if l2 else "",
+                                        "driver, max SM and memory clocks: " + m["nvidia_smi"]
+                                        if m.get("nvidia_smi") else "driver unknown"),
+        "Software: PyTorch %s, Triton %s, CUDA %s (PyTorch's), Python %s." % (
+            m.get("torch", "?"), m.get("triton", "?"), m.get("cuda", "?"), m.get("python", "?")),
+        "Date: %s. Whole run: %s s." % (m.get("date", "?"),
+                                      "%.0f" % m["elapsed_s"] if "elapsed_s" in m else "?"),
+        "Command: `%s`." % (command or m.get("command", "?")),
+    ]
+    if c:
+        out.append("Copy bandwidth (%s, bytes read + written): %.0f GB/s at the start, %.0f GB/s "
+                   "at the end; the floor uses %.0f GB/s." % (
+                       c.get("method", "device-to-device copy"), c.get("gbps_start", c["gbps"]),
+                       c.get("gbps_end", c["gbps"]), c["gbps"]))
+    return "\n".join(out)
+
+
+def large_table(doc):
+    rows = [rec for rec in doc["workloads"] if not rec.get("launch_bound")]
+    out = ["| workload | floor | " + " | ".join(t for _, t in SYSTEMS) +
+           " | compile (s) | fused / per-op (ideal) | kernels fused / per-op |",
+           "| --- " * (len(SYSTEMS) + 5) + "|"]
+    for rec in rows:
+        res = rec["results"]
+        b = res.get("builtin", {})
+        bcell = cell(b) + (" `%s`" % b["name"] if b.get("name") else "")
+        cells = [cell(res.get(k)) if k != "builtin" else bcell for k, _ in SYSTEMS]
+        cs = res.get("compiled", {}).get("compile_s")
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            rec.get("label", rec["key"]), fmt_us(rec.get("floor_us")), " | ".join(cells),
+            "-" if cs is None else "%.2f" % cs, speedup(rec), kernels(rec)))
+    return "\n".join(out)
+
+
+def small_table(doc):
+    rows = [rec for rec in doc["workloads"] if rec.get("launch_bound")]
+    if not rows:
+        return ""
+    out = ["| workload | system | device median (µs) | wall per call (µs) | host per call (µs) |",
+           "| --- | --- | --- | --- | --- |"]
+    for rec in rows:
+        for k, title in SYSTEMS:
+            r = rec["results"].get(k)
+            if not r:
+                continue
+            out.append("| %s | %s | %s | %s | %s |" % (
+                rec.get("label", rec["key"]), title, fmt_us(r.get("us")),
+                fmt_us(r.get("wall_us_per_call")), fmt_us(r.get("host_us_per_call"))))
+    return "\n".join(out)
+
+
+def jit_table(doc):
+    j = doc.get("jit")
+    if not j:
+        return ""
+    if "error" in j:
+        return "JIT start test failed: %s" % j["error"]
+
+    def v(key, f="%.0f"):
+        x = j.get(key)
+        return "-" if x is None else f % x
+
+    out = ["`%s` with dims %s:" % (j.get("command", j.get("program")), j.get("dims")), "",
+           "| | cold (empty cache dir) | warm (disk cache) |", "| --- | --- | --- |",
+           "| whole process (ms) | %s | %s |" % (v("cold_process_ms"), v("warm_process_ms")),
+           "| compile + load, as fusec bench reports (ms) | %s | %s |" % (
+               v("cold_compile_ms", "%.1f"), v("warm_compile_ms", "%.1f")),
+           "| NVRTC compiles | %s | %s |" % (v("cold_compiles", "%d"), v("warm_compiles", "%d")),
+           "| files in the cache dir after | %s | %s |" % (
+               v("cold_cache_files", "%d"), v("warm_cache_files", "%d"))]
+    if j.get("emit_ptx_process_ms") is not None:
+        out += ["", "`fusec --emit=ptx` of the same program (NVRTC only, whole process): %.0f ms."
+                % j["emit_ptx_process_ms"]]
+    return "\n".join(out)
+
+
+def recompile_table(doc):
+    rc = doc.get("recompiles")
+    if not rc:
+        return ""
+    out = ["| program | sizes run | NVRTC compiles (runtime's count) | files in the cache dir |",
+           "| --- | --- | --- | --- |"]
+    for r in rc:
+        out.append("| %s | %d | %s | %s |" % (r["program"], r["runs"],
+                                            "-" if r.get("compiles") is None else r["compiles"],
+                                            r.get("cache_files", "-")))
+    return "\n".join(out)
+
+
+def errors(doc):
+    out = []
+    for rec in doc["workloads"]:
+        out += ["- %s: %s" % (rec.get("label", rec["key"]), e) for e in rec.get("errors", [])]
+    for r in doc.get("recompiles", []):
+        out += ["- recompiles %s: %s" % (r["program"], e) for e in r.get("errors", [])]
+    return "\n".join(out)
+
+
+def render(doc, command=None):
+    parts = [header(doc, command), "",
+             "### Large workloads",
+             "",
+             "Median µs (and % of the bandwidth floor: minimum bytes over the copy bandwidth). "
+             "fusec: `fusec bench`, CUDA events, buffer sets rotated past the L2; PyTorch: "
+             "`triton.testing.do_bench(return_mode='median')`, L2 flushed before each call. "
+             "'fused / per-op' is fusec's speedup from fusion, next to the ratio of the bytes "
+             "the per-op plan moves to the minimum.",
+             "",
+             large_table(doc)]
+    for title, body in (("### Launch-bound sizes", small_table(doc)),
+                        ("### JIT start", jit_table(doc)),
+                        ("### Recompiles over 20 sizes", recompile_table(doc)),
+                        ("### Errors and failed checks", errors(doc))):
+        if body:
+            parts += ["", title, "", body]
+    return "\n".join(parts) + "\n"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("json", help="bench/run.py's output")
+    ap.add_argument("--command", help="the command line to print (default: the one in the JSON)")
+    args = ap.parse_args(argv)
+    with open(args.json) as f:
+        doc = json.load(f)
+    sys.stdout.write(render(doc, args.command))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
