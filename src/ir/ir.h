@@ -45,6 +45,11 @@ typedef struct OpInfo {
 
 extern const OpInfo ir_ops[OP_COUNT];
 
+/* ops.c: whether an op is a builtin function of the language (exp, sum,
+ * where, ...), and the builtin of that name (-1 if none). */
+bool ir_op_is_builtin(Op op);
+int ir_builtin(const char *name, size_t len);
+
 /* A dimension: a literal size (>= 0) or symbolic dim k, encoded as -(k+1). */
 typedef int64_t Dim;
 #define DIM_SYM(k) (-(Dim)(k)-1)

@@ -1,0 +1,204 @@
+/*
+ * types.c: the type rules, one per op class (ops.def), and the conversions
+ * that make promotions explicit.
+ *
+ * Promotion is PyTorch's: strong dtypes (inputs, and values computed from
+ * them) promote by the table bool < i32 < i64 < {f16, bf16} < f32 < f64,
+ * with f16 and bf16 giving f32 (dtype_promote in common.c). Weak constants
+ * (literals and literal-only expressions, see build.h) do not take part in
+ * that table; they only lift the category: a weak float next to integers or
+ * bools gives f32, a weak integer next to bools gives i32. With no strong
+ * operand at all the operation itself stays weak and is folded in f64 or
+ * i64, as Python computes with its scalars.
+ *
+ * A rule answers two dtypes: the operand dtype every value operand is
+ * converted to (irb_convert inserts the OP_CAST, marked NF_IMPLICIT, or
+ * re-types a weak constant in place, keeping its value), and the result
+ * dtype. Reductions and the float builtins are the ops where they differ
+ * from the promotion; docs/language.md lists the rules as the user sees
+ * them.
+ */
+#include "ir/build.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+fz_dtype irb_value_dtype(Builder *b, NodeId id)
+{
+	const Node *n = irb_node(b, id);
+	if (n->flags & NF_WEAK)
+		return dtype_is_float((fz_dtype)n->dtype) ? FZ_F32 : FZ_I32;
+	return (fz_dtype)n->dtype;
+}
+
+static const char *dname(Builder *b, NodeId id) { return fz_dtype_name(irb_value_dtype(b, id)); }
+
+/* Promotion over value operands. *all_weak: none of them is strong, and the
+ * answer is the weak compute type (i64 or f64). */
+static fz_dtype promote(Builder *b, int n, const NodeId *args, bool *all_weak)
+{
+	bool strong = false, weak_float = false, weak_int = false;
+	fz_dtype t = FZ_BOOL;
+	for (int k = 0; k < n; k++) {
+		fz_dtype d = (fz_dtype)irb_node(b, args[k])->dtype;
+		if (irb_is_weak(b, args[k])) {
+			*(dtype_is_float(d) ? &weak_float : &weak_int) = true;
+		} else {
+			t = strong ? dtype_promote(t, d) : d;
+			strong = true;
+		}
+	}
+	*all_weak = !strong;
+	if (!strong)
+		return weak_float ? FZ_F64 : FZ_I64;
+	if (weak_float && !dtype_is_float(t))
+		return FZ_F32;
+	if (weak_int && t == FZ_BOOL)
+		return FZ_I32;
+	return t;
+}
+
+/* A weak operation that will not be folded (its other arguments are not
+ * constants) computes in the default dtype of its weak operands. */
+static fz_dtype weak_default(fz_dtype t) { return t == FZ_F64 ? FZ_F32 : t == FZ_I64 ? FZ_I32 : t; }
+
+static bool is_numeric_op(Op op)
+{
+	return op == OP_NEG || op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV || op == OP_MOD ||
+	       op == OP_POW;
+}
+
+static bool arith_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
+{
+	int n = ir_ops[op].arity;
+	bool all_weak;
+	fz_dtype t = promote(b, n, args, &all_weak);
+	if (t == FZ_BOOL && is_numeric_op(op)) {
+		if (n == 1)
+			return diag_error(b->d, b->a, at, "%s needs a number, got bool (cast with i32(...) first)", what);
+		return diag_error(b->d, b->a, at, "%s needs numbers, got bool and bool (cast with i32(...) first)",
+		                  what);
+	}
+	out->operand = out->result = t;
+	out->weak = all_weak;
+	return true;
+}
+
+static bool compare_type(Builder *b, Op op, const NodeId *args, OpType *out)
+{
+	bool all_weak;
+	out->operand = promote(b, 2, args, &all_weak);
+	out->result = FZ_BOOL;
+	out->weak = false;
+	return true;
+}
+
+static bool logic_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
+{
+	if (op == OP_NOT) {
+		if (irb_value_dtype(b, args[0]) != FZ_BOOL)
+			return diag_error(b->d, b->a, at, "%s needs a bool operand, got %s", what, dname(b, args[0]));
+	} else if (irb_value_dtype(b, args[0]) != FZ_BOOL || irb_value_dtype(b, args[1]) != FZ_BOOL) {
+		return diag_error(b->d, b->a, at, "%s needs bool operands, got %s and %s", what, dname(b, args[0]),
+		                  dname(b, args[1]));
+	}
+	out->operand = out->result = FZ_BOOL;
+	out->weak = false;
+	return true;
+}
+
+static bool select_type(Builder *b, const NodeId *args, Span at, const char *what, OpType *out)
+{
+	if (irb_value_dtype(b, args[0]) != FZ_BOOL)
+		return diag_error(b->d, b->a, at, "the condition of %s must be bool, got %s", what, dname(b, args[0]));
+	bool all_weak;
+	fz_dtype t = promote(b, 2, args + 1, &all_weak);
+	out->weak = all_weak && irb_node(b, args[0])->op == OP_CONST;
+	out->operand = out->result = out->weak ? t : weak_default(t);
+	return true;
+}
+
+/* Float builtins compute in a float type: integers and bools go to f32
+ * (weak ones to f64, to be folded), except that abs keeps integers. */
+static bool math_type(Builder *b, Op op, const NodeId *args, OpType *out)
+{
+	fz_dtype d = (fz_dtype)irb_node(b, args[0])->dtype;
+	bool weak = irb_is_weak(b, args[0]);
+	fz_dtype t = d;
+	if (!dtype_is_float(d) && !(op == OP_ABS && dtype_is_int(d)))
+		t = weak ? FZ_F64 : FZ_F32;
+	bool to_bool = op == OP_ISNAN || op == OP_ISINF;
+	out->operand = t;
+	out->result = to_bool ? FZ_BOOL : t;
+	out->weak = weak && !to_bool;
+	return true;
+}
+
+/* sum of integers and bools is i64 (accumulated in i64), their mean is f32
+ * (f32(sum_i64) / N); everything else keeps its dtype, half types included
+ * (accumulated in f32 by the interpreter and the generated code). */
+static bool reduce_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
+{
+	const Node *x = irb_node(b, args[0]);
+	if (x->rank == 0)
+		return diag_error(b->d, b->a, at, "%s reduces the last axis of a tensor, got the scalar %s", what,
+		                  dname(b, args[0]));
+	fz_dtype d = (fz_dtype)x->dtype;
+	bool integral = !dtype_is_float(d);
+	out->operand = out->result = d;
+	out->weak = false;
+	if (integral && (op == OP_SUM || op == OP_MEAN)) {
+		out->operand = FZ_I64;
+		out->result = op == OP_SUM ? FZ_I64 : FZ_F32;
+	}
+	return true;
+}
+
+bool irb_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
+{
+	switch (ir_ops[op].cls) {
+	case OC_ARITH: return arith_type(b, op, args, at, what, out);
+	case OC_COMPARE: return compare_type(b, op, args, out);
+	case OC_LOGIC: return logic_type(b, op, args, at, what, out);
+	case OC_SELECT: return select_type(b, args, at, what, out);
+	case OC_MATH: return math_type(b, op, args, out);
+	case OC_REDUCE: return reduce_type(b, op, args, at, what, out);
+	case OC_LEAF:
+	case OC_CAST: break;
+	}
+	return diag_error(b->d, b->a, at, "internal error: no type rule for '%s'", ir_ops[op].name);
+}
+
+/* A weak constant given dtype t: the value is kept (as Python keeps a
+ * scalar's value until it meets a tensor), only its representation changes. */
+static NodeId retype(Builder *b, NodeId id, fz_dtype t, Span span)
+{
+	const Node *n = irb_node(b, id);
+	fz_dtype from = (fz_dtype)n->dtype;
+	Scalar v;
+	memcpy(&v, &n->c, sizeof v);
+	Span where = n->span;
+	if (dtype_is_float(t)) {
+		if (!dtype_is_float(from))
+			v.f = (double)v.i;
+	} else if (dtype_is_float(from) || t == FZ_BOOL) {
+		v = eval_cast(from, t, v); /* promotion never asks for these; stay defined */
+	} else if (t == FZ_I32 && (v.i < INT32_MIN || v.i > INT32_MAX)) {
+		diag_error(b->d, b->a, span, "integer %" PRId64 " does not fit in i32", v.i);
+		return -1;
+	}
+	return irb_const(b, t, v, NF_WEAK, where);
+}
+
+NodeId irb_convert(Builder *b, NodeId id, fz_dtype t, Span span)
+{
+	const Node *n = irb_node(b, id);
+	if (n->dtype == t)
+		return id;
+	if (n->flags & NF_WEAK)
+		return retype(b, id, t, span);
+	int rank = n->rank;
+	Dim shape[FZ_MAX_RANK];
+	memcpy(shape, n->shape, sizeof shape);
+	return irb_make(b, OP_CAST, t, rank, shape, &id, NF_IMPLICIT, span);
+}
