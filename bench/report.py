@@ -2,6 +2,7 @@
 """bench/report.py: the JSON of bench/run.py as the markdown of docs/benchmarks.md.
 
   python3 bench/report.py results.json [--command "bench/gpu-bench.sh build out"] > table.md
+  python3 bench/report.py results.json --update docs/benchmarks.md
 
 Every number printed comes from the JSON; a missing measurement prints as
 '-', never as an estimate.
@@ -9,6 +10,7 @@ Every number printed comes from the JSON; a missing measurement prints as
 
 import argparse
 import json
+import os
 import sys
 
 SYSTEMS = [  # (key in results, column title)
@@ -184,14 +186,41 @@ def render(doc, command=None):
     return "\n".join(parts) + "\n"
 
 
+BEGIN = "<!-- results:begin"
+END = "<!-- results:end -->"
+
+
+def update(path, body):
+    """Replace what lies between the results markers of `path` with body."""
+    with open(path) as f:
+        text = f.read()
+    b = text.find(BEGIN)
+    e = text.find(END)
+    if b < 0 or e < b:
+        raise ValueError("%s has no '%s ...' and '%s' markers" % (path, BEGIN, END))
+    b = text.index("\n", b) + 1
+    with open(path + ".tmp", "w") as f:
+        f.write(text[:b] + body + text[e:])
+    os.replace(path + ".tmp", path)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("json", help="bench/run.py's output")
     ap.add_argument("--command", help="the command line to print (default: the one in the JSON)")
+    ap.add_argument("--update", metavar="MD", help="write the tables between the results markers of MD")
     args = ap.parse_args(argv)
     with open(args.json) as f:
         doc = json.load(f)
-    sys.stdout.write(render(doc, args.command))
+    md = render(doc, args.command)
+    if args.update:
+        try:
+            update(args.update, md)
+        except (OSError, ValueError) as e:
+            print("report.py: %s" % e, file=sys.stderr)
+            return 1
+    else:
+        sys.stdout.write(md)
     return 0
 
 

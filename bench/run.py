@@ -122,6 +122,15 @@ def parse_inputs(path):
     return inputs
 
 
+_OUT_RE = re.compile(r"^\s*out\s+([A-Za-z_]\w*)")
+
+
+def parse_outputs(path):
+    """The names of the outputs, in order."""
+    with open(path) as f:
+        return [m.group(1) for m in (_OUT_RE.match(line) for line in f) if m]
+
+
 def shape_of(dims, bound):
     return [int(d) if d.isdigit() else bound[d] for d in dims]
 
@@ -265,13 +274,22 @@ def copy_bandwidth(ctx):
     return {"bytes": moved, "us": us, "gbps": moved / us / 1e3}
 
 
+def fusec_env(args):
+    """The environment of fusec's processes: the run's own kernel cache."""
+    env = dict(os.environ)
+    if args.cache_dir:
+        env[CACHE_ENV] = args.cache_dir
+    return env
+
+
 def run_fusec(args, w, log):
     """fusec bench --json for one workload: the parsed object, or an error."""
     reps, warmup = (args.fusec_reps_small, 100) if w["launch_bound"] else (args.fusec_reps, 20)
     cmd = fusec_cmd(args.fusec, args.examples, w, reps, warmup)
     log("  $ " + " ".join(cmd))
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.fusec_timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.fusec_timeout,
+                           env=fusec_env(args))
     except subprocess.TimeoutExpired:
         return {"error": "timed out after %d s" % args.fusec_timeout}
     if p.stderr.strip():
@@ -395,16 +413,75 @@ def run_workload(ctx, w, progs, log):
             fb = raw.get("min_bytes")
             if fb is not None and fb != rec["min_bytes"]:
                 rec["errors"].append("fusec counts %d minimum bytes, torch %d" % (fb, rec["min_bytes"]))
+        if not args.no_check:
+            rec["fusec_check"] = check_fusec_run(ctx, w, progs, log)
+            if "error" in rec["fusec_check"]:
+                rec["errors"].append(rec["fusec_check"]["error"])
     return rec
+
+
+def check_dims(w):
+    """A smaller size of the workload for checking fusec run's output."""
+    d = dict(w["dims"])
+    keys = list(d)
+    if len(keys) == 1:
+        d[keys[0]] = min(d[keys[0]], 1 << 20)
+    else:
+        d[keys[0]] = min(d[keys[0]], 64)
+    return d
+
+
+def check_fusec_run(ctx, w, progs, log):
+    """`fusec run` on .npy inputs of a smaller size, against the float64
+    reference of the eager program on the same inputs."""
+    import numpy as np
+    torch, args = ctx.torch, ctx.args
+    path = program_path(args.examples, w["program"])
+    decl, outs = parse_inputs(path), parse_outputs(path)
+    dims = check_dims(w)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(args.seed + 1)
+    inputs = make_inputs(torch, decl, dims, gen)
+    res = {"dims": dims}
+    with tempfile.TemporaryDirectory(prefix="fusec-check-") as d:
+        cmd = [args.fusec, "run", path]
+        for k, v in dims.items():
+            cmd += ["--dim", "%s=%d" % (k, v)]
+        for name, dt, shape in decl:
+            v = inputs[name]
+            if shape is None:
+                cmd += ["--in", "%s=%r" % (name, v)]
+                continue
+            f = os.path.join(d, name + ".npy")
+            a = v.float() if dt == "bf16" else v  # bf16 travels as <f4, exactly
+            np.save(f, a.cpu().numpy())
+            cmd += ["--in", "%s=%s" % (name, f)]
+        cmd += ["--out-dir", d]
+        log("  $ " + " ".join(cmd))
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.fusec_timeout,
+                           env=fusec_env(args))
+        if p.returncode != 0:
+            res["error"] = "fusec run: exit %d: %s" % (p.returncode, p.stderr.strip()[-1000:])
+            return res
+        got = torch.from_numpy(np.load(os.path.join(d, outs[0] + ".npy")).astype("float64")).cuda()
+    ref = progs[w["name"]][0](**{k: (v.double() if hasattr(v, "double") else v)
+                                 for k, v in inputs.items()}).double()
+    tol = TOLERANCE.get(main_dtype(decl), 1e-5)
+    if tuple(got.shape) != tuple(ref.shape):
+        res["error"] = "fusec run: output shape %s, expected %s" % (tuple(got.shape), tuple(ref.shape))
+        return res
+    res["rel_err"] = rel_err(torch, got, ref)
+    res["ok"] = res["rel_err"] <= tol
+    if not res["ok"]:
+        res["error"] = "fusec run: relative error %.3g over %.3g" % (res["rel_err"], tol)
+    return res
 
 
 # ---- JIT start and recompiles -------------------------------------------------------
 
 def count_files(d):
-    n = 0
-    for _, _, files in os.walk(d):
-        n += len(files)
-    return n
+    """Entries of a kernel cache directory (<key>.fzc files)."""
+    return sum(1 for f in os.listdir(d) if f.endswith(".fzc")) if os.path.isdir(d) else 0
 
 
 def timed_fusec(cmd, env, timeout):
@@ -506,6 +583,9 @@ def dry_run(args):
             reps = args.fusec_reps_small if w["launch_bound"] else args.fusec_reps
             print("    $ " + " ".join(fusec_cmd(args.fusec, args.examples, w, reps,
                                                 100 if w["launch_bound"] else 20)))
+            if not args.no_check:
+                print("    check: fusec run on .npy inputs at %s against float64"
+                      % " ".join("%s=%d" % kv for kv in check_dims(w).items()))
     if not args.no_fusec and not args.no_jit:
         prog, dims = JIT_PROGRAM
         print("jit start: cold and warm, %s=<fresh dir> %s" % (CACHE_ENV, " ".join(fusec_cmd(
@@ -528,7 +608,8 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true", help="print what would run, run nothing")
     ap.add_argument("--no-fusec", action="store_true", help="torch only")
     ap.add_argument("--no-jit", action="store_true", help="skip the JIT start and recompile tests")
-    ap.add_argument("--no-check", action="store_true", help="skip the float64 reference check")
+    ap.add_argument("--no-check", action="store_true",
+                    help="skip the checks against a float64 reference (torch variants, fusec run)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--copy-mib", type=int, default=1024, help="size of the copied tensor")
     ap.add_argument("--warmup-ms", type=int, default=25, help="do_bench warm-up (ms)")
@@ -565,14 +646,17 @@ def environment(torch, triton):
 def main(argv):
     args = parse_args(argv)
     args.fusec = os.path.abspath(args.fusec)
+    args.cache_dir = None
     args.examples = os.path.abspath(args.examples)
     if args.dry_run:
         return dry_run(args)
     if not args.no_fusec and not os.access(args.fusec, os.X_OK):
         print("run.py: %s is not an executable (give --fusec)" % args.fusec, file=sys.stderr)
         return 2
-    # A fresh inductor cache, so that torch.compile's compile times are cold.
+    # A fresh inductor cache, so that torch.compile's compile times are cold,
+    # and a kernel cache of fusec's own for the run.
     inductor_cache = tempfile.mkdtemp(prefix="inductor-")
+    args.cache_dir = tempfile.mkdtemp(prefix="fusec-cache-")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", inductor_cache)
     import torch
     import torch.nn.functional as F
@@ -628,6 +712,7 @@ def main(argv):
         doc["recompiles"] = recompiles(args, log)
     doc["meta"]["elapsed_s"] = time.perf_counter() - t_start
     shutil.rmtree(inductor_cache, ignore_errors=True)
+    shutil.rmtree(args.cache_dir, ignore_errors=True)
     save(doc, args.out)
     log("wrote %s" % args.out)
     sys.path.insert(0, HERE)

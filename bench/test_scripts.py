@@ -73,6 +73,25 @@ class Report(unittest.TestCase):
         self.assertIn("| softmax 64x64 | 2.00 | - | 4.00 (50%)", md)
 
 
+    def test_update(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "b.md")
+            with open(path, "w") as f:
+                f.write("# B\n\n<!-- results:begin (x) -->\nold\n<!-- results:end -->\ntail\n")
+            report.update(path, "new\n")
+            with open(path) as f:
+                self.assertEqual(f.read(), "# B\n\n<!-- results:begin (x) -->\nnew\n<!-- results:end -->\ntail\n")
+            with open(path, "w") as f:
+                f.write("no markers\n")
+            self.assertRaises(ValueError, report.update, path, "new\n")
+
+    def test_docs_have_markers(self):
+        with open(os.path.join(run.ROOT, "docs", "benchmarks.md")) as f:
+            text = f.read()
+        self.assertIn(report.BEGIN, text)
+        self.assertIn(report.END, text)
+
+
 class Plot(unittest.TestCase):
     def test_png(self):
         try:
