@@ -76,8 +76,8 @@ const char *fe_token_name(TokKind k);
  * (only ASCII is allowed outside comments)", "NUL byte in source", "integer
  * literal ... is too large", "float literal ... is out of range") and returns
  * false. The buffer need not be NUL-terminated; nothing past src->len is read.
- * The last token is TK_EOF; when the source ends with a line break it sits on
- * that break (just past the last character of the last line). */
+ * The last token is TK_EOF, placed just past the last token before it (1:1
+ * when there is none), so errors at the end point where text is missing. */
 bool fe_lex(const Source *src, Arena *a, TokenList *out, Diag *d);
 
 /* --emit=tokens: one token a line, "LINE:COL KIND 'TEXT'" (KIND without the

@@ -148,23 +148,21 @@ static bool bad_byte(Lexer *lx, const unsigned char *start)
 	return diag_error(lx->diag, lx->arena, s, "unexpected byte 0x%02X (a control character)", c);
 }
 
-/* The end-of-file token sits just past the last character of the last line,
- * so that "expected ..., saw end of file" points at where text is missing
- * rather than at an empty line after the final newline. */
-static void push_eof(Lexer *lx, const unsigned char *lim)
+/* The end-of-file token sits just past the last token before it (or at 1:1
+ * if there is none), so that "expected ..., saw end of file" points where
+ * text is missing, not at an empty line or a comment after it. */
+static void push_eof(Lexer *lx)
 {
-	const unsigned char *at = lim;
-	if (at > lx->base && at[-1] == '\n') {
-		at--;
-		if (at > lx->base && at[-1] == '\r')
-			at--;
-		Token *nl = &lx->out.items[lx->out.n - 1]; /* the final newline token */
-		Token t = {.kind = TK_EOF, .span = {(uint32_t)(at - lx->base), 0, nl->span.line, nl->span.col},
-		           .dtype = -1};
-		VEC_PUSH(lx->arena, lx->out.items, lx->out.n, lx->cap, t);
-		return;
+	Token t = {.kind = TK_EOF, .span = {0, 0, 1, 1}, .dtype = -1};
+	for (int i = lx->out.n - 1; i >= 0; i--) {
+		const Token *last = &lx->out.items[i];
+		if (last->kind != TK_NEWLINE) {
+			t.span = (Span){last->span.off + last->span.len, 0, last->span.line,
+			                last->span.col + (int32_t)last->span.len};
+			break;
+		}
 	}
-	push(lx, TK_EOF, at, at);
+	VEC_PUSH(lx->arena, lx->out.items, lx->out.n, lx->cap, t);
 }
 
 bool fe_lex(const Source *src, Arena *a, TokenList *out, Diag *d)
@@ -195,11 +193,11 @@ bool fe_lex(const Source *src, Arena *a, TokenList *out, Diag *d)
 		float   = digit+ "." digit* exp? | "." digit+ exp? | digit+ exp;
 		badnum  = (digit | "." digit) (letter | digit | "." | [eE] [+-])*;
 		dtype   = "f16" | "bf16" | "f32" | "f64" | "i32" | "i64" | "bool";
-		comment = "#" [^\n\x00]*;
+		comment = "#" [^\n\x00]*;   // UTF-8 allowed; a final \r goes to the \r\n
 
-		$           { push_eof(&lx, lim); break; }
+		$           { push_eof(&lx); break; }
 		[ \t]+      { continue; }
-		comment     { continue; }
+		comment     { if (cur[-1] == '\r' && cur < lim && *cur == '\n') cur--; continue; }
 		"\r"? "\n"  { push(&lx, TK_NEWLINE, tok, cur); lx.line++; lx.line_start = cur; continue; }
 		"in"        { push(&lx, TK_IN, tok, cur); continue; }
 		"out"       { push(&lx, TK_OUT, tok, cur); continue; }

@@ -171,6 +171,16 @@ static Ast *left_assoc(Parser *p, Ast *(*operand)(Parser *), const TokKind *ops)
 	}
 }
 
+/* After an item of a list closed by `close`: true if a comma follows. */
+static bool list_continues(Parser *p, TokKind close)
+{
+	if (accept(p, TK_COMMA))
+		return true;
+	if (peek(p)->kind != close)
+		fail_expected(p, close == TK_RPAREN ? "',' or ')'" : "',' or ']'");
+	return false;
+}
+
 /* args = expr ("," expr)* */
 static void args(Parser *p, Ast *call)
 {
@@ -178,7 +188,7 @@ static void args(Parser *p, Ast *call)
 	int n = 0, cap = 0;
 	do
 		VEC_PUSH(p->arena, items, n, cap, expr(p));
-	while (accept(p, TK_COMMA));
+	while (list_continues(p, TK_RPAREN));
 	call->args = items;
 	call->nargs = n;
 }
@@ -365,7 +375,7 @@ static void type(Parser *p, Stmt *s)
 		if (s->rank == FZ_MAX_RANK)
 			fail_at(p, peek(p)->span, "tensor rank %d exceeds the limit of %d", FZ_MAX_RANK + 1, FZ_MAX_RANK);
 		dim(p, &s->dims[s->rank++]);
-	} while (accept(p, TK_COMMA));
+	} while (list_continues(p, TK_RBRACKET));
 	close_bracket(p, TK_RBRACKET);
 }
 
@@ -418,7 +428,7 @@ static void fn_stmt(Parser *p, Stmt *s)
 			if (t->kind == TK_IDENT)
 				check_param(p, params, n, t);
 			params[n++] = expect(p, TK_IDENT);
-		} while (accept(p, TK_COMMA));
+		} while (list_continues(p, TK_RPAREN));
 	}
 	close_bracket(p, TK_RPAREN);
 	s->nparams = n;
