@@ -86,7 +86,7 @@ static NodeId intern(Builder *b, Node *n, Span span)
 			return id;
 	}
 	if (g->n >= FZ_MAX_NODES) {
-		diag_error(b->d, b->a, span, "program too large: more than %d operations after folding (the limit)",
+		diag_error(b->d, b->a, span, "program too large: more than %d nodes in the op graph",
 		           FZ_MAX_NODES);
 		return -1;
 	}
