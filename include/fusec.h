@@ -4,15 +4,45 @@
  * A program in the fz language (see docs/language.md) is compiled into a few
  * fused CUDA kernels, JIT-compiled by NVRTC and launched through the CUDA
  * driver, which is loaded at run time: everything but running kernels works
- * on machines with no GPU.
+ * on machines with no GPU (compiling, introspection, the generated source).
+ *
+ * The handles, in the order a caller meets them:
+ *   fz_context  one GPU: its primary context (shared with the CUDA runtime
+ *               and PyTorch), the loaded modules and the kernel cache;
+ *   fz_program  one compiled program: its inputs, outputs and kernels;
+ *   fz_run      the bindings of one program's inputs, dims and outputs, and
+ *               the device memory and launch parameters for the sizes seen.
+ *
+ *     fz_context *ctx;  fz_program *p;  fz_run *r;  fz_diag d;
+ *     fz_context_create(0, &ctx);
+ *     fz_program_compile(ctx, "axpy", src, strlen(src), NULL, &p, &d);
+ *     fz_run_create(p, NULL, &r);
+ *     fz_run_bind_input(r, "x", x_dev, FZ_F32, 1, (int64_t[]){n});
+ *     ...
+ *     fz_run_launch(r);                          (asynchronous, on the run's stream)
+ *     fz_run_output(r, "y", &y_dev, NULL, NULL);
  *
  * Conventions. Every handle is opaque, made by a *_create or *_compile call
- * and released by the matching *_destroy. Every call that can fail returns an
- * fz_status; the handle it was called on remembers a message for the last
- * failure (fz_*_error). The library never prints and never exits.
+ * and released by the matching *_destroy (NULL is accepted and ignored).
+ * Every call that can fail returns an fz_status; the handle it was called on
+ * keeps a message for its last failure (fz_context_error, fz_program_error,
+ * fz_run_error), and fz_last_error gives the last failure of the calling
+ * thread, including calls that made no handle. The library never prints and
+ * never exits. Device pointers are passed as void * (a CUdeviceptr cast to a
+ * pointer, as cudaMalloc and torch.Tensor.data_ptr() give them), streams as
+ * void * (a CUstream or cudaStream_t; NULL is the legacy default stream).
  *
- * Thread safety: an fz_context may be shared by threads (its kernel cache is
- * locked); an fz_program and an fz_run may be used by one thread at a time.
+ * Thread safety: an fz_context may be shared by threads (its module table,
+ * cache and statistics are locked; its fz_context_error is then whichever
+ * thread failed last, so prefer fz_last_error). A program compiled with a
+ * context is read-only afterwards and may be shared by runs in several
+ * threads. An fz_run is used by one thread at a time. Destroy runs before
+ * their program, and programs before their context.
+ *
+ * Environment: FUSEC_CACHE=0 turns the on-disk kernel cache off,
+ * FUSEC_CACHE_DIR moves it (default $XDG_CACHE_HOME/fusec or ~/.cache/fusec),
+ * FUSEC_CACHE_MAX_BYTES caps it (default 256M); FUSEC_CUDA_LIBRARY names the
+ * driver library to load instead of libcuda.so.1.
  */
 #ifndef FUSEC_H
 #define FUSEC_H
@@ -27,6 +57,13 @@ extern "C" {
 #define FUSEC_VERSION_MAJOR 0
 #define FUSEC_VERSION_MINOR 1
 #define FUSEC_VERSION_PATCH 0
+
+/* Marks the library's entry points: the shared library exports only these. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FZ_API __attribute__((visibility("default")))
+#else
+#define FZ_API
+#endif
 
 /* Status codes: one for each kind of failure a caller may act on. */
 typedef enum fz_status {
@@ -48,7 +85,7 @@ typedef enum fz_status {
 } fz_status;
 
 /* A short English phrase for a status; never NULL. */
-const char *fz_status_string(fz_status s);
+FZ_API const char *fz_status_string(fz_status s);
 
 /* Element types. The order is the promotion order of the language, except
  * that f16 and bf16 promote together to f32. */
@@ -64,8 +101,8 @@ typedef enum fz_dtype {
 } fz_dtype;
 
 /* The dtype's name as in the language ("f32"), and its size in bytes. */
-const char *fz_dtype_name(fz_dtype t);
-size_t fz_dtype_size(fz_dtype t);
+FZ_API const char *fz_dtype_name(fz_dtype t);
+FZ_API size_t fz_dtype_size(fz_dtype t);
 
 /* A diagnostic: where the first error of a program is, and what it is. */
 typedef struct fz_diag {
@@ -75,6 +112,182 @@ typedef struct fz_diag {
 	char message[512];
 	char rendered[2048]; /* "FILE:LINE:COL: error: MESSAGE\n<source line>\n<caret>\n" */
 } fz_diag;
+
+/* ---- errors ------------------------------------------------------------------- */
+
+/* The message of the calling thread's last failed call, whichever handle it
+ * was on (or none, as for a failed fz_context_create); "" if none failed. */
+FZ_API const char *fz_last_error(void);
+
+/* The library's version as "MAJOR.MINOR.PATCH". */
+FZ_API const char *fz_version(void);
+
+/* ---- contexts: one GPU ---------------------------------------------------------- */
+
+typedef struct fz_context fz_context;
+
+/* Open GPU `device` (an ordinal, 0 for the first): loads the driver, retains
+ * the device's primary context and opens the kernel cache. Fails with
+ * FZ_ERR_NO_DRIVER or FZ_ERR_NO_DEVICE (and *out = NULL) on machines
+ * without them; the message is in fz_last_error. */
+FZ_API fz_status fz_context_create(int device, fz_context **out);
+/* Unload the context's modules and release the primary context. */
+FZ_API void fz_context_destroy(fz_context *ctx);
+/* The message of the context's last failure ("" if none). */
+FZ_API const char *fz_context_error(const fz_context *ctx);
+/* Warnings collected so far, one per line ("" if none): a damaged cache entry
+ * that was deleted and rebuilt, a cache directory that cannot be used. The
+ * pointer is valid until the next call on ctx. */
+FZ_API const char *fz_context_warnings(fz_context *ctx);
+/* Forget the collected warnings. */
+FZ_API void fz_context_clear_warnings(fz_context *ctx);
+
+typedef struct fz_device_info {
+	char name[256];          /* "NVIDIA H100 80GB HBM3" */
+	int ordinal;
+	int cc_major, cc_minor;  /* compute capability: kernels are compiled for sm_<major><minor> */
+	int sm_count;
+	int driver_version;      /* CUDA version of the driver, e.g. 12040 */
+	char cache_dir[4096];    /* the on-disk kernel cache, "" when it is off */
+} fz_device_info;
+
+/* Describe the context's device. */
+FZ_API fz_status fz_context_info(const fz_context *ctx, fz_device_info *out);
+
+typedef struct fz_cache_stats {
+	uint64_t nvrtc_compiles;  /* modules compiled by NVRTC */
+	uint64_t disk_hits;       /* modules read from the on-disk cache */
+	uint64_t memory_hits;     /* modules already loaded in this context */
+	uint64_t disk_writes;     /* entries written to the on-disk cache */
+	uint64_t damaged;         /* damaged entries found (deleted and rebuilt) */
+	double jit_ms;            /* time spent compiling, reading and loading modules */
+} fz_cache_stats;
+
+/* The context's kernel cache statistics since it was created. */
+FZ_API void fz_context_cache_stats(fz_context *ctx, fz_cache_stats *out);
+
+/* Device memory, for callers without the CUDA runtime (examples, tests).
+ * Allocation of 0 bytes gives NULL. Copies are synchronous. */
+FZ_API fz_status fz_device_alloc(fz_context *ctx, size_t bytes, void **ptr);
+FZ_API void fz_device_free(fz_context *ctx, void *ptr);
+FZ_API fz_status fz_copy_to_device(fz_context *ctx, void *dst, const void *src, size_t bytes);
+FZ_API fz_status fz_copy_to_host(fz_context *ctx, void *dst, const void *src, size_t bytes);
+
+/* ---- programs --------------------------------------------------------------------- */
+
+typedef struct fz_program fz_program;
+
+typedef struct fz_compile_options {
+	int fuse;        /* 1: fuse into few kernels (default); 0: one kernel per op, as eager PyTorch */
+	int disk_cache;  /* 1: use the on-disk kernel cache (default); 0: neither read nor write it */
+} fz_compile_options;
+
+/* The defaults (what a NULL options pointer means). */
+FZ_API fz_compile_options fz_compile_options_default(void);
+
+/* Compile `len` bytes of program text; `name` names it in diagnostics and
+ * its stem names the kernels (NULL: "<string>"). With a context the CUDA C is
+ * also JIT-compiled and loaded (through the kernel cache), so the program can
+ * run; with ctx NULL no GPU is needed, for introspection and the source. An
+ * error in the program gives FZ_ERR_PROGRAM and fills *diag (may be NULL);
+ * every other failure also puts its message in diag->message. */
+FZ_API fz_status fz_program_compile(fz_context *ctx, const char *name, const char *src, size_t len,
+                                    const fz_compile_options *opt, fz_program **out, fz_diag *diag);
+/* The same for a file (read failures are FZ_ERR_IO). */
+FZ_API fz_status fz_program_compile_file(fz_context *ctx, const char *path, const fz_compile_options *opt,
+                                         fz_program **out, fz_diag *diag);
+FZ_API void fz_program_destroy(fz_program *p);
+/* The message of the program's last failed call ("" if none). */
+FZ_API const char *fz_program_error(const fz_program *p);
+
+/* The program's name (its file stem), which prefixes its kernels. */
+FZ_API const char *fz_program_name(const fz_program *p);
+/* The generated CUDA C (valid while p lives). */
+FZ_API const char *fz_program_cuda_source(const fz_program *p);
+/* Kernels one launch runs (fused, or one per op). */
+FZ_API int fz_program_num_kernels(const fz_program *p);
+
+#define FZ_TENSOR_MAX_RANK 8
+
+/* An input or output as declared. */
+typedef struct fz_tensor_info {
+	const char *name;        /* valid while the program lives */
+	fz_dtype dtype;
+	int rank;                /* 0 for a scalar */
+	int64_t shape[FZ_TENSOR_MAX_RANK];         /* a size, or -1 - k for symbolic dim k */
+	const char *dim_names[FZ_TENSOR_MAX_RANK]; /* the symbolic dim's name, NULL for a size */
+} fz_tensor_info;
+
+FZ_API int fz_program_num_inputs(const fz_program *p);
+FZ_API int fz_program_num_outputs(const fz_program *p);
+/* Inputs in declaration order, outputs in the order of their out statements;
+ * FZ_ERR_ARGUMENT for an index out of range. */
+FZ_API fz_status fz_program_input(const fz_program *p, int i, fz_tensor_info *out);
+FZ_API fz_status fz_program_output(const fz_program *p, int i, fz_tensor_info *out);
+/* Index of the input/output called `name`, or -1. */
+FZ_API int fz_program_find_input(const fz_program *p, const char *name);
+FZ_API int fz_program_find_output(const fz_program *p, const char *name);
+/* The symbolic dims, in order of first use; NULL for an index out of range. */
+FZ_API int fz_program_num_dims(const fz_program *p);
+FZ_API const char *fz_program_dim_name(const fz_program *p, int k);
+
+/* ---- runs: bindings and launches ---------------------------------------------------- */
+
+typedef struct fz_run fz_run;
+
+/* A run of `p` on `ctx` (NULL: the context p was compiled with). A program
+ * compiled without a context is JIT-compiled into ctx here. */
+FZ_API fz_status fz_run_create(fz_program *p, fz_context *ctx, fz_run **out);
+/* Waits for the run's stream, then frees its device memory. */
+FZ_API void fz_run_destroy(fz_run *r);
+/* The message of the run's last failure ("" if none). */
+FZ_API const char *fz_run_error(const fz_run *r);
+
+/* The stream launches go to (a CUstream; NULL, the default, is the legacy
+ * default stream). Host inputs are copied on it too, so set it first. */
+FZ_API fz_status fz_run_set_stream(fz_run *r, void *stream);
+/* 1: replay the launches of each size as a CUDA graph, captured at the first
+ * launch and again whenever a bound pointer or scalar changes (so it pays off
+ * when buffers are reused); 0 (default): launch kernel by kernel. */
+FZ_API fz_status fz_run_set_graph(fz_run *r, int enable);
+
+/* Set a symbolic dim by name. Optional: dims are bound from the inputs'
+ * shapes; a dim set here must agree with them. */
+FZ_API fz_status fz_run_bind_dim(fz_run *r, const char *name, int64_t size);
+/* Bind an input to device memory: dtype, rank and literal sizes are checked
+ * now, symbolic dims at launch (they must agree across inputs). */
+FZ_API fz_status fz_run_bind_input(fz_run *r, const char *name, const void *device_ptr, fz_dtype dtype, int rank,
+                                   const int64_t *shape);
+/* Bind an input to host memory: copied now (to device memory the run owns,
+ * on its stream), so the caller may reuse it on return. Scalar inputs (rank
+ * 0) are kept on the host and passed by value. */
+FZ_API fz_status fz_run_bind_input_host(fz_run *r, const char *name, const void *host_ptr, fz_dtype dtype,
+                                        int rank, const int64_t *shape);
+/* Bind a scalar input from a double, converted to its declared dtype
+ * (integers must be exact; f16/bf16 round to nearest even). */
+FZ_API fz_status fz_run_bind_scalar(fz_run *r, const char *name, double value);
+/* Write output `name` into caller memory (checked against the output's shape
+ * at launch); device_ptr NULL returns to run-owned memory (the default). */
+FZ_API fz_status fz_run_bind_output(fz_run *r, const char *name, void *device_ptr, fz_dtype dtype, int rank,
+                                    const int64_t *shape);
+
+/* Enqueue the program on the run's stream and return (asynchronous). All
+ * inputs must be bound. Fails with FZ_ERR_BINDING for a missing or mismatched
+ * input, FZ_ERR_RUNTIME (before any launch) for max/min over an empty axis,
+ * FZ_ERR_DEVICE_MEMORY, FZ_ERR_CUDA. */
+FZ_API fz_status fz_run_launch(fz_run *r);
+/* Wait for the run's stream (errors of kernels surface here). */
+FZ_API fz_status fz_run_synchronize(fz_run *r);
+
+/* After a launch: output `name`'s device memory, rank and shape (any of the
+ * three out-pointers may be NULL). Run-owned memory is reused by the next
+ * launch. */
+FZ_API fz_status fz_run_output(fz_run *r, const char *name, void **device_ptr, int *rank, int64_t *shape);
+/* After a launch: copy output `name` to the host (`bytes` must be its exact
+ * size; waits for the stream). */
+FZ_API fz_status fz_run_read_output(fz_run *r, const char *name, void *host_ptr, size_t bytes);
+/* The value of symbolic dim `name` at the last launch. */
+FZ_API fz_status fz_run_dim(fz_run *r, const char *name, int64_t *size);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,295 @@
+/*
+ * jit.c: from generated CUDA C to loaded kernels.
+ *
+ * Generated modules do not depend on sizes (sizes are kernel arguments), so
+ * one NVRTC compile serves every size of a program, and the cache key is the
+ * source itself: two programs that generate the same source share a module.
+ * Three levels, cheapest first:
+ *   1. the context's table of loaded modules (programs compiled again, or
+ *      the same program compiled twice);
+ *   2. the on-disk cache (a new process): read, checksum, cuModuleLoadData;
+ *   3. NVRTC for the device's architecture, whose cubin is then stored.
+ * A cached cubin that the driver refuses is treated like a damaged entry:
+ * warned, replaced by a fresh compile.
+ *
+ * The table lock is not held while compiling: two threads compiling the same
+ * new program both compile, and the second to finish uses the first's
+ * module. Modules no program uses stay loaded (a program compiled again is
+ * then free) up to RT_IDLE_MODULES, beyond which the least recently used are
+ * unloaded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/nvrtc.h"
+#include "runtime/rt.h"
+
+enum { RT_IDLE_MODULES = 64 };
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static RtModule *find_module(fz_context *ctx, RtKey key)
+{
+	for (int i = 0; i < ctx->nmodules; i++)
+		if (ctx->modules[i]->key.hi == key.hi && ctx->modules[i]->key.lo == key.lo)
+			return ctx->modules[i];
+	return NULL;
+}
+
+/* Unload the least recently used idle modules beyond the cap (locked). */
+static void trim_idle(fz_context *ctx)
+{
+	for (;;) {
+		int idle = 0, oldest = -1;
+		for (int i = 0; i < ctx->nmodules; i++) {
+			if (ctx->modules[i]->refs > 0)
+				continue;
+			idle++;
+			if (oldest < 0 || ctx->modules[i]->last_use < ctx->modules[oldest]->last_use)
+				oldest = i;
+		}
+		if (idle <= RT_IDLE_MODULES)
+			return;
+		CU(cuModuleUnload)(ctx->modules[oldest]->mod);
+		free(ctx->modules[oldest]);
+		ctx->modules[oldest] = ctx->modules[--ctx->nmodules];
+	}
+}
+
+/* Add a loaded module to the table, or, if another thread got there first,
+ * unload ours and take theirs (locked). NULL if out of memory. */
+static RtModule *insert_module(fz_context *ctx, RtKey key, CUmodule mod)
+{
+	RtModule *m = find_module(ctx, key);
+	if (m) {
+		CU(cuModuleUnload)(mod);
+		return m;
+	}
+	if (ctx->nmodules == ctx->cap) {
+		int nc = ctx->cap ? ctx->cap * 2 : 16;
+		RtModule **nv = realloc(ctx->modules, sizeof *nv * (size_t)nc);
+		if (!nv)
+			return NULL;
+		ctx->modules = nv;
+		ctx->cap = nc;
+	}
+	m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->key = key;
+	m->mod = mod;
+	ctx->modules[ctx->nmodules++] = m;
+	return m;
+}
+
+/* Compile with NVRTC; the cubin is malloc'ed into *image. */
+static fz_status compile_cubin(fz_context *ctx, fz_program *p, void **image, size_t *len, char *err)
+{
+	Arena *a = arena_new();
+	if (!a)
+		return rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	jmp_buf oom;
+	arena_set_oom(a, &oom);
+	if (setjmp(oom)) {
+		arena_free(a);
+		return rt_fail(err, FZ_ERR_NOMEM, "out of memory while compiling with NVRTC");
+	}
+	RtNvrtcResult res;
+	memset(&res, 0, sizeof res);
+	const Compilation *c = p->c;
+	bool ok = rt_nvrtc_compile(a, c->module.source, c->graph.name, ctx->info.cc_major, ctx->info.cc_minor,
+	                           true, &res);
+	fz_status s = FZ_OK;
+	if (!ok) {
+		s = rt_fail(err, FZ_ERR_NVRTC, "NVRTC could not compile the generated code for sm_%d%d (a fusec bug):\n%s",
+		            ctx->info.cc_major, ctx->info.cc_minor, res.message ? res.message : "(no log)");
+	} else if (!(*image = malloc(res.image_len ? res.image_len : 1))) {
+		s = rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	} else {
+		memcpy(*image, res.image, res.image_len);
+		*len = res.image_len;
+	}
+	arena_set_oom(a, NULL);
+	arena_free(a);
+	return s;
+}
+
+/* The module's image: from disk if cached and allowed, else NVRTC (then
+ * stored). *from_disk says which. */
+static fz_status get_image(fz_context *ctx, fz_program *p, RtKey key, bool skip_disk, void **image, size_t *len,
+                           bool *from_disk, char *err)
+{
+	bool use_disk = p->opt.disk_cache && ctx->disk.enabled;
+	*from_disk = false;
+	if (use_disk && !skip_disk) {
+		RtCacheResult r = rt_cache_load(&ctx->disk, key, image, len, rt_warn, ctx);
+		pthread_mutex_lock(&ctx->lock);
+		if (r == RTC_HIT)
+			ctx->stats.disk_hits++;
+		else if (r == RTC_CORRUPT)
+			ctx->stats.damaged++;
+		pthread_mutex_unlock(&ctx->lock);
+		if (r == RTC_HIT) {
+			*from_disk = true;
+			return FZ_OK;
+		}
+	}
+	fz_status s = compile_cubin(ctx, p, image, len, err);
+	if (s != FZ_OK)
+		return s;
+	int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+	bool wrote = use_disk && rt_cache_store(&ctx->disk, key, p->c->graph.name, arch, rt_nvrtc_version(), *image,
+	                                        *len, rt_warn, ctx);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stats.nvrtc_compiles++;
+	ctx->stats.disk_writes += wrote;
+	pthread_mutex_unlock(&ctx->lock);
+	return FZ_OK;
+}
+
+/* Find or make the module for key (current context pushed). */
+static fz_status load_module(fz_context *ctx, fz_program *p, RtKey key, RtModule **out, char *err)
+{
+	pthread_mutex_lock(&ctx->lock);
+	RtModule *m = find_module(ctx, key);
+	if (m) {
+		m->refs++;
+		m->last_use = ++ctx->tick;
+		ctx->stats.memory_hits++;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (m) {
+		*out = m;
+		return FZ_OK;
+	}
+	CUmodule mod = NULL;
+	CUresult r = CUDA_SUCCESS;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		void *image = NULL;
+		size_t len = 0;
+		bool from_disk;
+		fz_status s = get_image(ctx, p, key, attempt > 0, &image, &len, &from_disk, err);
+		if (s != FZ_OK)
+			return s;
+		r = CU(cuModuleLoadData)(&mod, image);
+		free(image);
+		if (r == CUDA_SUCCESS || !from_disk)
+			break;
+		char why[256], msg[512];
+		snprintf(msg, sizeof msg, "kernel cache: the driver refused a cached module of '%s' (%s); recompiled it",
+		         p->c->graph.name, rt_cu_error(r, why, sizeof why));
+		rt_warn(ctx, msg);
+	}
+	if (r != CUDA_SUCCESS)
+		return rt_fail_cu(err, r, "loading the compiled kernels (cuModuleLoadData)");
+	pthread_mutex_lock(&ctx->lock);
+	m = insert_module(ctx, key, mod);
+	if (m) {
+		m->refs++;
+		m->last_use = ++ctx->tick;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (!m) {
+		CU(cuModuleUnload)(mod);
+		return rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	}
+	*out = m;
+	return FZ_OK;
+}
+
+static fz_status get_functions(fz_program *p, char *err)
+{
+	const CgModule *cm = &p->c->module;
+	int n = cm->nentries;
+	p->funcs = calloc((size_t)(n ? n : 1), sizeof *p->funcs);
+	p->smem_optin = calloc((size_t)(n ? n : 1), sizeof *p->smem_optin);
+	if (!p->funcs || !p->smem_optin)
+		return rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	for (int e = 0; e < n; e++) {
+		CUresult r = CU(cuModuleGetFunction)(&p->funcs[e], p->module->mod, cm->entries[e].symbol);
+		if (r != CUDA_SUCCESS) {
+			char what[256];
+			snprintf(what, sizeof what, "kernel '%s' is missing from the compiled module", cm->entries[e].symbol);
+			return rt_fail_cu(err, r, what);
+		}
+		p->smem_optin[e] = 48 << 10;
+	}
+	return FZ_OK;
+}
+
+fz_status rt_jit(fz_context *ctx, fz_program *p, char *err)
+{
+	double t0 = now_ms();
+	const char *src = p->c->module.source ? p->c->module.source : "";
+	int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+	RtKey key = rt_cache_key(src, strlen(src), rt_nvrtc_version(), RT_NVRTC_OPTIONS_TAG, arch);
+	fz_status s = rt_push(ctx, err);
+	if (s != FZ_OK)
+		return s;
+	s = load_module(ctx, p, key, &p->module, err);
+	if (s == FZ_OK) {
+		p->ctx = ctx;
+		s = get_functions(p, err);
+		if (s != FZ_OK)
+			rt_jit_release(p);
+	}
+	rt_pop();
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stats.jit_ms += now_ms() - t0;
+	pthread_mutex_unlock(&ctx->lock);
+	return s;
+}
+
+void rt_jit_release(fz_program *p)
+{
+	fz_context *ctx = p->ctx;
+	if (ctx && p->module) {
+		pthread_mutex_lock(&ctx->lock);
+		p->module->refs--;
+		if (rt_push(ctx, NULL) == FZ_OK) {
+			trim_idle(ctx);
+			rt_pop();
+		}
+		pthread_mutex_unlock(&ctx->lock);
+	}
+	free(p->funcs);
+	free(p->smem_optin);
+	p->funcs = NULL;
+	p->smem_optin = NULL;
+	p->module = NULL;
+	p->ctx = NULL;
+}
+
+void rt_jit_unload_all(fz_context *ctx)
+{
+	for (int i = 0; i < ctx->nmodules; i++) {
+		CU(cuModuleUnload)(ctx->modules[i]->mod);
+		free(ctx->modules[i]);
+	}
+	free(ctx->modules);
+	ctx->modules = NULL;
+	ctx->nmodules = ctx->cap = 0;
+}
+
+fz_status rt_allow_smem(fz_program *p, int e, unsigned smem, char *err)
+{
+	fz_context *ctx = p->ctx;
+	fz_status s = FZ_OK;
+	pthread_mutex_lock(&ctx->lock);
+	if (smem > p->smem_optin[e]) {
+		CUresult r = CU(cuFuncSetAttribute)(p->funcs[e], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+		if (r == CUDA_SUCCESS)
+			p->smem_optin[e] = smem;
+		else
+			s = rt_fail_cu(err, r, "allowing dynamic shared memory (cuFuncSetAttribute)");
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return s;
+}

@@ -1,0 +1,90 @@
+/*
+ * rt.h: what the runtime's files share: the structures behind the public
+ * handles (fz_context, fz_program, fz_run) and the helpers that set their
+ * error messages.
+ *
+ *   driver.c  libcuda loaded at run time
+ *   cache.c   the on-disk kernel cache
+ *   jit.c     NVRTC -> cubin -> module, through the in-memory and disk caches
+ *   api.c     contexts, programs, introspection, device memory
+ *   launch.c  runs: bindings, per-size launch plans, launches, CUDA graphs
+ */
+#ifndef FUSEC_RT_H
+#define FUSEC_RT_H
+
+#include <pthread.h>
+
+#include "pipeline.h"
+#include "runtime/cache.h"
+#include "runtime/driver.h"
+
+#define RT_ERR_MAX 2048
+
+/* Options that change the cubin beyond the source: part of the cache key.
+ * Bump it when nvrtc.c changes the options it passes to NVRTC. */
+#define RT_NVRTC_OPTIONS_TAG "fusec-nvrtc-1 cubin"
+
+/* A module loaded in a context, shared by every program with the same key. */
+typedef struct RtModule {
+	RtKey key;
+	CUmodule mod;
+	int refs;           /* programs using it; unused modules are kept, up to a cap */
+	uint64_t last_use;  /* a tick, for evicting unused modules */
+} RtModule;
+
+struct fz_context {
+	int ordinal;
+	CUdevice dev;
+	CUcontext cu;          /* the device's primary context (retained) */
+	CgDevice cg;           /* what codegen's launch rules need */
+	fz_device_info info;
+	RtCache disk;
+	pthread_mutex_t lock;  /* modules, warnings, stats, err */
+	RtModule **modules;
+	int nmodules, cap;
+	uint64_t tick;
+	char *warnings;        /* malloc'ed, '\n'-separated */
+	size_t warn_len;
+	char *warn_snapshot;   /* what fz_context_warnings returned last */
+	fz_cache_stats stats;
+	char err[RT_ERR_MAX];
+};
+
+struct fz_program {
+	Compilation *c;        /* graph, plan and module (the arena owns them) */
+	fz_compile_options opt;
+	fz_context *ctx;       /* where its module is loaded; NULL until JIT */
+	RtModule *module;
+	CUfunction *funcs;     /* per CgEntry */
+	unsigned *smem_optin;  /* per CgEntry: dynamic shared memory already allowed */
+	char err[RT_ERR_MAX];
+};
+
+/* Record a failure: the message goes into `dst` (a handle's buffer, may be
+ * NULL) and the thread's last error. Returns s. */
+fz_status rt_fail(char *dst, fz_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A failed driver call: "WHAT: CUDA_ERROR_X: description". */
+fz_status rt_fail_cu(char *dst, CUresult r, const char *what);
+/* Clear the thread's last error (successful calls leave it alone). */
+void rt_set_last_error(const char *msg);
+
+/* Add a warning to the context (locked). */
+void rt_warn(void *ctx, const char *message);
+
+/* Make ctx current on this thread; rt_pop restores what was current. */
+fz_status rt_push(fz_context *ctx, char *err);
+void rt_pop(void);
+
+/* JIT p's CUDA C for ctx: key, in-memory table, disk cache, NVRTC, module
+ * load, functions. On failure the message is in err. */
+fz_status rt_jit(fz_context *ctx, fz_program *p, char *err);
+/* Drop p's reference to its module. */
+void rt_jit_release(fz_program *p);
+/* Unload every module (context destruction). */
+void rt_jit_unload_all(fz_context *ctx);
+
+/* Allow `smem` bytes of dynamic shared memory for entry e (above 48 KB a
+ * function must opt in). */
+fz_status rt_allow_smem(fz_program *p, int e, unsigned smem, char *err);
+
+#endif
