@@ -79,6 +79,7 @@ fz_status ir_bind_dims(const Graph *g, const Tensor *inputs, int64_t *dims, char
 	for (int i = 0; i < g->ninputs; i++) {
 		const Node *n = &g->nodes[g->inputs[i].node];
 		const Tensor *t = &inputs[i];
+		int fresh[FZ_MAX_RANK], nfresh = 0; /* dims this input binds, undone on a mismatch */
 		bool ok = t->dtype == (fz_dtype)n->dtype && t->rank == n->rank;
 		for (int k = 0; ok && k < n->rank; k++) {
 			Dim d = n->shape[k];
@@ -89,12 +90,14 @@ fz_status ir_bind_dims(const Graph *g, const Tensor *inputs, int64_t *dims, char
 				ok = have == d;
 			else if (dims[dim_sym(d)] >= 0)
 				ok = have == dims[dim_sym(d)];
+			else
+				dims[fresh[nfresh++] = dim_sym(d)] = have;
 		}
-		if (!ok)
+		if (!ok) {
+			while (nfresh > 0)
+				dims[fresh[--nfresh]] = -1;
 			return bind_mismatch(g, i, n, t, dims, err, errlen);
-		for (int k = 0; k < n->rank; k++)
-			if (dim_is_sym(n->shape[k]))
-				dims[dim_sym(n->shape[k])] = t->shape[k];
+		}
 	}
 	return FZ_OK;
 }
