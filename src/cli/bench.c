@@ -1,3 +1,1010 @@
-/* STUB: placeholder until the owning stage lands; replace this whole file. */
+/*
+ * bench.c: `fusec bench FILE.fz`: how fast the fused program runs on the GPU,
+ * against the same program run one kernel per op, and against the bandwidth
+ * floor.
+ *
+ * What the plans say comes first and needs no GPU: the minimum bytes (every
+ * declared input read once, every output written once, for the bound dims)
+ * and, per mode, the kernels and the bytes they read and write (summed over
+ * the plan's kernel parameters). --dry-run stops there.
+ *
+ * On the GPU both modes go through the public run API, as a user's program
+ * would: inputs are seeded random (never zeros, which can hide unwritten
+ * outputs and run faster than real data), each call is timed between two
+ * CUDA events on the run's stream, after warm-up, and the median is kept.
+ * When one set of inputs and outputs fits in the L2, the calls rotate among
+ * enough buffer sets to span four times the L2 (read off the device), so that
+ * no call finds its data in the cache, as a real workload would not. The copy
+ * bandwidth that defines the floor is measured in the same process (a large
+ * cuMemcpyDtoD, bytes read plus bytes written). The host time per call is the
+ * wall time of back-to-back asynchronous launches (one buffer set, so no
+ * rebinding) divided by their number: the launch overhead.
+ *
+ * The runtime times nothing itself, so events and streams come from the
+ * driver table of runtime/driver.h, on the device's primary context, which
+ * the run API shares.
+ */
 #include "cli.h"
-int cmd_bench(int argc, char **argv) { cli_error("bench: not implemented"); return EXIT_ERROR; }
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/driver.h"
+#include "tensor.h"
+
+static const char bench_usage[] =
+	"usage: fusec bench FILE.fz [OPTIONS]\n"
+	"\n"
+	"Time the program on the GPU, fused and one kernel per op, on seeded random\n"
+	"inputs. For each mode: the median time of a call (CUDA events, after\n"
+	"warm-up), the kernels it launches, the bytes its kernels move, the effective\n"
+	"bandwidth (minimum bytes over time), the % of the bandwidth floor (minimum\n"
+	"bytes over the device-to-device copy bandwidth, measured in the same run),\n"
+	"and the host time per call of back-to-back launches. Then the fused/per-op\n"
+	"speedup next to its ideal (per-op bytes moved over the minimum).\n"
+	"\n"
+	"options:\n"
+	"  --dim NAME=SIZE   bind a dimension (every dim must be bound)\n"
+	"  --json            print one JSON object instead of the table\n"
+	"  --reps N          timed calls per mode (default 200)\n"
+	"  --warmup N        untimed calls before them (default 20)\n"
+	"  --mode MODE       fused, per-op or both (default both)\n"
+	"  --seed N          seed of the random inputs (default 0)\n"
+	"  --device N        GPU ordinal (default 0)\n"
+	"  --dry-run         print what the plans say (bytes, kernels); no GPU needed\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"Exit status: 0 success, 1 error (in the program, or no GPU), 2 usage.\n";
+
+enum { MODE_FUSED = 1, MODE_PER_OP = 2 };
+enum { NMODES = 2 };
+
+typedef struct BenchOptions {
+	const char *file;
+	const char **dim_names;  /* as given, up to '=' (NUL-terminated copies) */
+	int64_t *dim_values;
+	int ndims;
+	bool json, dry_run;
+	int reps, warmup, modes, device;
+	uint64_t seed;
+} BenchOptions;
+
+/* One mode: what its plan says, then what was measured. */
+typedef struct ModeStats {
+	const char *name;        /* "fused", "per_op" */
+	const char *title;       /* "fused", "per-op" */
+	bool fuse, on;
+	Compilation *comp;       /* STAGE_FUSED: graph and plan */
+	int kernels;             /* launched per call */
+	int64_t bytes_moved;     /* the plan's kernels' bytes read + written */
+	bool measured;
+	double median_us, min_us;
+	double host_us, wall_us; /* per call, back to back */
+	double compile_ms;       /* fz_program_compile_file, JIT and load included */
+	double jit_ms;           /* of which compiling, reading and loading modules */
+	uint64_t compiles;       /* NVRTC compiles it caused */
+	uint64_t disk_hits;
+} ModeStats;
+
+typedef struct Bench {
+	BenchOptions o;
+	ModeStats mode[NMODES];
+	const Graph *g;          /* of the first mode that is on */
+	int64_t *dims;           /* g->ndims bound sizes */
+	int64_t min_bytes;
+	/* GPU */
+	fz_context *ctx;
+	fz_device_info info;
+	int l2_bytes;
+	CUdevice dev;
+	CUcontext cu;
+	CUstream stream;
+	int64_t copy_bytes;      /* read + written by one copy */
+	double copy_us, copy_gbps;
+	int nsets;
+	void **slab;             /* per input/output (inputs first): nsets buffers */
+	size_t *stride;          /* bytes between sets (0 for a scalar) */
+	double *scalar;          /* per input: the value of a scalar input */
+	double out_rel_diff;     /* fused vs per-op outputs, -1 if not compared */
+	bool out_nan;
+} Bench;
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* ---- options ------------------------------------------------------------------------ */
+
+static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+	if (!*s || *s < '0' || *s > '9')
+		return false;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end || errno == ERANGE || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The value of "--opt VALUE" or "--opt=VALUE"; NULL if argv[*i] is not it.
+ * Sets *missing when the value is absent. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
+{
+	size_t n = strlen(opt);
+	const char *a = argv[*i];
+	if (strncmp(a, opt, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int parse_dim(BenchOptions *o, const char *v)
+{
+	const char *eq = strchr(v, '=');
+	int64_t size;
+	if (!eq || eq == v || !eq[1]) {
+		cli_error("--dim expects NAME=SIZE, got '%s'", v);
+		return EXIT_USAGE;
+	}
+	if (!parse_int(eq + 1, 0, (int64_t)1 << 62, &size)) {
+		cli_error("--dim %s: the size must be a non-negative integer", v);
+		return EXIT_USAGE;
+	}
+	char *name = strndup(v, (size_t)(eq - v));
+	if (!name) {
+		cli_error("out of memory");
+		return EXIT_ERROR;
+	}
+	o->dim_names[o->ndims] = name;
+	o->dim_values[o->ndims++] = size;
+	return -1;
+}
+
+/* A numeric option's value; returns -1 to go on, else the exit code. */
+static int parse_count(const char *opt, const char *v, int64_t lo, int64_t hi, int *out)
+{
+	int64_t x;
+	if (!parse_int(v, lo, hi, &x)) {
+		cli_error("%s expects an integer from %lld to %lld, got '%s'", opt, (long long)lo, (long long)hi, v);
+		return EXIT_USAGE;
+	}
+	*out = (int)x;
+	return -1;
+}
+
+static int parse_mode(const char *v, int *modes)
+{
+	if (strcmp(v, "fused") == 0)
+		*modes = MODE_FUSED;
+	else if (strcmp(v, "per-op") == 0)
+		*modes = MODE_PER_OP;
+	else if (strcmp(v, "both") == 0)
+		*modes = MODE_FUSED | MODE_PER_OP;
+	else {
+		cli_error("--mode expects fused, per-op or both, got '%s'", v);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* One option at argv[*i] that takes a value; returns -1 to go on, -2 if it
+ * is none of them, else the exit code. */
+static int parse_valued(int argc, char **argv, int *i, BenchOptions *o)
+{
+	const char *v;
+	bool missing = false;
+	int64_t seed;
+	if ((v = opt_value(argc, argv, i, "--dim", &missing)))
+		return parse_dim(o, v);
+	if ((v = opt_value(argc, argv, i, "--reps", &missing)))
+		return parse_count("--reps", v, 1, 1000000, &o->reps);
+	if ((v = opt_value(argc, argv, i, "--warmup", &missing)))
+		return parse_count("--warmup", v, 0, 1000000, &o->warmup);
+	if ((v = opt_value(argc, argv, i, "--device", &missing)))
+		return parse_count("--device", v, 0, 1023, &o->device);
+	if ((v = opt_value(argc, argv, i, "--mode", &missing)))
+		return parse_mode(v, &o->modes);
+	if ((v = opt_value(argc, argv, i, "--seed", &missing))) {
+		if (!parse_int(v, 0, INT64_MAX, &seed)) {
+			cli_error("--seed expects a non-negative integer, got '%s'", v);
+			return EXIT_USAGE;
+		}
+		o->seed = (uint64_t)seed;
+		return -1;
+	}
+	if (missing) {
+		cli_error("%s expects a value", argv[*i]);
+		return EXIT_USAGE;
+	}
+	return -2;
+}
+
+/* Returns -1 to go on, else the exit code. */
+static int parse_options(int argc, char **argv, BenchOptions *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int rc = parse_valued(argc, argv, &i, o);
+		if (rc != -2) {
+			if (rc >= 0)
+				return rc;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fputs(bench_usage, stdout);
+			return EXIT_OK;
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = true;
+		} else if (strcmp(a, "--dry-run") == 0) {
+			o->dry_run = true;
+		} else if (a[0] == '-' && a[1]) {
+			cli_error("bench: unknown option '%s' (see fusec bench --help)", a);
+			return EXIT_USAGE;
+		} else if (o->file) {
+			cli_error("bench: more than one input file ('%s' and '%s')", o->file, a);
+			return EXIT_USAGE;
+		} else {
+			o->file = a;
+		}
+	}
+	if (!o->file) {
+		fputs(bench_usage, stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* ---- what the plans say ------------------------------------------------------------- */
+
+static int64_t value_bytes(const Graph *g, NodeId id, const int64_t *dims)
+{
+	const Node *n = &g->nodes[id];
+	int64_t numel;
+	if (!ir_numel(n->rank, n->shape, dims, &numel))
+		return -1;
+	return numel * (int64_t)fz_dtype_size((fz_dtype)n->dtype);
+}
+
+/* Every tensor input read once, every output written once. Scalar inputs
+ * are kernel arguments, not memory traffic. */
+static int64_t min_bytes(const Graph *g, const int64_t *dims)
+{
+	int64_t total = 0;
+	for (int i = 0; i < g->ninputs; i++)
+		if (g->nodes[g->inputs[i].node].rank > 0)
+			total += value_bytes(g, g->inputs[i].node, dims);
+	for (int i = 0; i < g->noutputs; i++)
+		total += value_bytes(g, g->outputs[i].node, dims);
+	return total;
+}
+
+/* What a plan's kernels read and write: each tensor parameter once. */
+static int64_t plan_bytes(const Plan *p, const int64_t *dims)
+{
+	int64_t total = 0;
+	for (int k = 0; k < p->nkernels; k++) {
+		const Kernel *kn = &p->kernels[k];
+		for (int j = 0; j < kn->nparams; j++)
+			if (kn->params[j].kind == PARAM_IN || kn->params[j].kind == PARAM_OUT)
+				total += value_bytes(p->g, kn->params[j].node, dims);
+	}
+	return total;
+}
+
+static const char *dim_list(const Graph *g)
+{
+	StrBuf sb;
+	sb_init(&sb, g->arena);
+	for (int k = 0; k < g->ndims; k++)
+		sb_printf(&sb, "%s%s", k ? ", " : "", g->dims[k]);
+	return g->ndims ? sb_str(&sb) : "none";
+}
+
+/* Bind the --dim options to the graph's dims; every dim must be bound. */
+static int bind_dims(Bench *b)
+{
+	const Graph *g = b->g;
+	b->dims = ARENA_ARRAY(g->arena, int64_t, g->ndims + 1);
+	for (int k = 0; k < g->ndims; k++)
+		b->dims[k] = -1;
+	for (int i = 0; i < b->o.ndims; i++) {
+		int d = -1;
+		for (int k = 0; k < g->ndims; k++)
+			if (strcmp(g->dims[k], b->o.dim_names[i]) == 0)
+				d = k;
+		if (d < 0) {
+			cli_error("--dim: the program has no dim '%s' (its dims: %s)", b->o.dim_names[i], dim_list(g));
+			return EXIT_ERROR;
+		}
+		if (b->dims[d] >= 0 && b->dims[d] != b->o.dim_values[i]) {
+			cli_error("--dim: dim '%s' is given twice (%lld and %lld)", g->dims[d], (long long)b->dims[d],
+			          (long long)b->o.dim_values[i]);
+			return EXIT_USAGE;
+		}
+		b->dims[d] = b->o.dim_values[i];
+	}
+	for (int k = 0; k < g->ndims; k++) {
+		if (b->dims[k] < 0) {
+			cli_error("dim '%s' is not bound: pass --dim %s=SIZE", g->dims[k], g->dims[k]);
+			return EXIT_ERROR;
+		}
+	}
+	return -1;
+}
+
+/* Compile the modes that are on (to their plans), bind the dims, count the
+ * bytes. Returns -1 to go on, else the exit code. */
+static int plan_modes(Bench *b)
+{
+	for (int m = 0; m < NMODES; m++) {
+		ModeStats *ms = &b->mode[m];
+		if (!ms->on)
+			continue;
+		ms->comp = cli_compile(b->o.file, STAGE_FUSED, ms->fuse);
+		if (!ms->comp)
+			return EXIT_ERROR;
+		if (!b->g) {
+			b->g = &ms->comp->graph;
+			int rc = bind_dims(b);
+			if (rc >= 0)
+				return rc;
+		}
+		ms->kernels = ms->comp->plan.nkernels;
+		ms->bytes_moved = plan_bytes(&ms->comp->plan, b->dims);
+	}
+	b->min_bytes = min_bytes(b->g, b->dims);
+	if (b->min_bytes < 0) {
+		cli_error("the sizes are too large: a tensor has more than 2^62 elements");
+		return EXIT_ERROR;
+	}
+	return -1;
+}
+
+/* ---- random inputs ------------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* n values of dtype t into buf: floats uniform in [-2, 2), integers in
+ * [-8, 8], bools even odds. Two floats per draw: this fills gigabytes. */
+static void fill_random(void *buf, int64_t n, fz_dtype t, uint64_t seed)
+{
+	uint64_t s = seed;
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t r = splitmix64(&s);
+		float f = (float)(int32_t)(r >> 40 << 8) * (2.0f / 2147483648.0f);
+		switch (t) {
+		case FZ_BOOL: ((uint8_t *)buf)[i] = (uint8_t)(r >> 63); break;
+		case FZ_I32: ((int32_t *)buf)[i] = (int32_t)(r % 17) - 8; break;
+		case FZ_I64: ((int64_t *)buf)[i] = (int64_t)(r % 17) - 8; break;
+		case FZ_F16: ((uint16_t *)buf)[i] = f32_to_f16_bits(f); break;
+		case FZ_BF16: ((uint16_t *)buf)[i] = f32_to_bf16_bits(f); break;
+		case FZ_F64: ((double *)buf)[i] = (double)f; break;
+		default:
+			((float *)buf)[i] = f;
+			if (i + 1 < n) /* the low half of the draw makes the next float */
+				((float *)buf)[++i] = (float)(int32_t)((uint32_t)r & 0xFFFFFF00u) * (2.0f / 2147483648.0f);
+			break;
+		}
+	}
+}
+
+/* ---- the GPU -------------------------------------------------------------------------- */
+
+/* A failed driver call as one line; returns false. */
+static bool cu_ok(CUresult r, const char *what)
+{
+	if (r == CUDA_SUCCESS)
+		return true;
+	char buf[256];
+	cli_error("bench: %s: %s", what, rt_cu_error(r, buf, sizeof buf));
+	return false;
+}
+
+static bool fz_ok(fz_status s, const char *what, const char *msg)
+{
+	if (s == FZ_OK)
+		return true;
+	cli_error("bench: %s: %s", what, msg && *msg ? msg : fz_status_string(s));
+	return false;
+}
+
+/* Open the device through the API, then make its primary context (the one
+ * the API uses) current here for the events, streams and copies. */
+static bool gpu_open(Bench *b)
+{
+	if (fz_context_create(b->o.device, &b->ctx) != FZ_OK) {
+		cli_error("bench: %s", fz_last_error());
+		return false;
+	}
+	if (!fz_ok(fz_context_info(b->ctx, &b->info), "device info", fz_context_error(b->ctx)))
+		return false;
+	if (!cu_ok(CU(cuDeviceGet)(&b->dev, b->o.device), "cuDeviceGet") ||
+	    !cu_ok(CU(cuDevicePrimaryCtxRetain)(&b->cu, b->dev), "cuDevicePrimaryCtxRetain"))
+		return false;
+	if (!cu_ok(CU(cuCtxPushCurrent)(b->cu), "cuCtxPushCurrent")) {
+		CU(cuDevicePrimaryCtxRelease)(b->dev);
+		b->cu = NULL;
+		return false;
+	}
+	return cu_ok(CU(cuDeviceGetAttribute)(&b->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev),
+	             "reading the L2 size") &&
+	       cu_ok(CU(cuStreamCreate)(&b->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Events around each of n calls of `call`, after `prep` (may be NULL; host
+ * work kept out of the timed interval); the per-call times in ms into t. */
+typedef bool (*CallFn)(void *arg, int i);
+
+static bool time_calls(Bench *b, int n, CallFn prep, CallFn call, void *arg, double *t)
+{
+	CUevent *ev = calloc((size_t)n * 2, sizeof *ev);
+	bool ok = ev != NULL;
+	int made = 0;
+	for (; ok && made < 2 * n; made++)
+		ok = cu_ok(CU(cuEventCreate)(&ev[made], CU_EVENT_DEFAULT), "cuEventCreate");
+	for (int i = 0; ok && i < n; i++) {
+		ok = (!prep || prep(arg, i)) && cu_ok(CU(cuEventRecord)(ev[2 * i], b->stream), "cuEventRecord") &&
+		     call(arg, i) &&
+		     cu_ok(CU(cuEventRecord)(ev[2 * i + 1], b->stream), "cuEventRecord");
+	}
+	ok = ok && cu_ok(CU(cuStreamSynchronize)(b->stream), "running the timed calls");
+	for (int i = 0; ok && i < n; i++) {
+		float ms;
+		ok = cu_ok(CU(cuEventElapsedTime)(&ms, ev[2 * i], ev[2 * i + 1]), "cuEventElapsedTime");
+		t[i] = ms;
+	}
+	for (int i = 0; ev && i < made; i++)
+		CU(cuEventDestroy)(ev[i]);
+	free(ev);
+	return ok;
+}
+
+typedef struct CopyArg {
+	Bench *b;
+	CUdeviceptr src, dst;
+	size_t bytes;
+} CopyArg;
+
+static bool copy_call(void *arg, int i)
+{
+	CopyArg *c = arg;
+	(void)i;
+	return cu_ok(CU(cuMemcpyDtoDAsync)(c->dst, c->src, c->bytes, c->b->stream), "cuMemcpyDtoDAsync");
+}
+
+/* Device-to-device copy bandwidth: 1 GiB each way, or less if memory is
+ * short; bytes read plus bytes written over the median time. */
+static bool copy_bandwidth(Bench *b)
+{
+	enum { REPS = 30, WARM = 5 };
+	CopyArg c = {b, 0, 0, (size_t)1 << 30};
+	while (c.bytes >= ((size_t)16 << 20)) {
+		if (CU(cuMemAlloc)(&c.src, c.bytes) == CUDA_SUCCESS) {
+			if (CU(cuMemAlloc)(&c.dst, c.bytes) == CUDA_SUCCESS)
+				break;
+			CU(cuMemFree)(c.src);
+		}
+		c.src = 0;
+		c.bytes /= 2;
+	}
+	if (!c.dst) {
+		cli_error("bench: no device memory for the copy bandwidth test");
+		return false;
+	}
+	double t[REPS];
+	bool ok = cu_ok(CU(cuMemsetD8Async)(c.src, 0x5a, c.bytes, b->stream), "cuMemsetD8Async");
+	for (int i = 0; ok && i < WARM; i++)
+		ok = copy_call(&c, i);
+	ok = ok && time_calls(b, REPS, NULL, copy_call, &c, t);
+	if (ok) {
+		b->copy_bytes = 2 * (int64_t)c.bytes;
+		b->copy_us = median(t, REPS) * 1e3;
+		b->copy_gbps = (double)b->copy_bytes / b->copy_us / 1e3;
+	}
+	CU(cuMemFree)(c.src);
+	CU(cuMemFree)(c.dst);
+	return ok;
+}
+
+/* ---- buffer sets ---------------------------------------------------------------------- */
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* Slot j: input j for j < ninputs, else output j - ninputs. */
+static NodeId slot_node(const Graph *g, int j)
+{
+	return j < g->ninputs ? g->inputs[j].node : g->outputs[j - g->ninputs].node;
+}
+
+/* How many buffer sets: one if a set is larger than 4x the L2, else enough
+ * to span 4x the L2 (so no call finds its data in the cache). */
+static int count_sets(const Bench *b, size_t set_bytes)
+{
+	size_t want = 4 * (size_t)(b->l2_bytes > 0 ? b->l2_bytes : 64 << 20);
+	if (set_bytes == 0 || set_bytes >= want)
+		return 1;
+	size_t n = (want + set_bytes - 1) / set_bytes;
+	return n > 65536 ? 65536 : (int)n;
+}
+
+/* One input's slab: random values for one set, repeated nsets times (the
+ * same values at other addresses miss the cache all the same). */
+static bool fill_input(Bench *b, int j, size_t bytes)
+{
+	const Node *n = &b->g->nodes[slot_node(b->g, j)];
+	size_t total = b->stride[j] * (size_t)b->nsets;
+	char *host = malloc(total);
+	if (!host) {
+		cli_error("bench: out of host memory for the inputs");
+		return false;
+	}
+	fill_random(host, (int64_t)(bytes / fz_dtype_size((fz_dtype)n->dtype)), (fz_dtype)n->dtype,
+	            b->o.seed * 1000003u + (uint64_t)j);
+	for (int s = 1; s < b->nsets; s++)
+		memcpy(host + (size_t)s * b->stride[j], host, bytes);
+	bool ok = fz_ok(fz_copy_to_device(b->ctx, b->slab[j], host, total), "copying the inputs",
+	                fz_context_error(b->ctx));
+	free(host);
+	return ok;
+}
+
+/* A scalar input's value: in [0.5, 1) for floats (positive, so that an eps
+ * under a square root stays harmless), 1 to 8 for integers, true for bool. */
+static double scalar_value(const Bench *b, int j, fz_dtype t)
+{
+	uint64_t s = b->o.seed * 7919u + (uint64_t)j;
+	uint64_t r = splitmix64(&s);
+	if (t == FZ_BOOL)
+		return 1;
+	if (dtype_is_int(t))
+		return (double)(1 + r % 8);
+	return 0.5 + (double)(r >> 11) * (0.5 / 9007199254740992.0);
+}
+
+static bool alloc_sets(Bench *b)
+{
+	const Graph *g = b->g;
+	int nslots = g->ninputs + g->noutputs;
+	size_t set_bytes = 0;
+	b->slab = calloc((size_t)nslots + 1, sizeof *b->slab);
+	b->stride = calloc((size_t)nslots + 1, sizeof *b->stride);
+	b->scalar = calloc((size_t)nslots + 1, sizeof *b->scalar);
+	if (!b->slab || !b->stride || !b->scalar) {
+		cli_error("out of memory");
+		return false;
+	}
+	for (int j = 0; j < nslots; j++) {
+		NodeId id = slot_node(g, j);
+		if (j < g->ninputs && g->nodes[id].rank == 0)
+			continue;
+		b->stride[j] = align_up((size_t)value_bytes(g, id, b->dims), 256);
+		set_bytes += b->stride[j];
+	}
+	b->nsets = count_sets(b, set_bytes);
+	for (int j = 0; j < nslots; j++) {
+		NodeId id = slot_node(g, j);
+		if (j < g->ninputs && g->nodes[id].rank == 0) {
+			b->scalar[j] = scalar_value(b, j, (fz_dtype)g->nodes[id].dtype);
+			continue;
+		}
+		size_t total = b->stride[j] * (size_t)b->nsets;
+		if (total && !fz_ok(fz_device_alloc(b->ctx, total, &b->slab[j]), "allocating the buffers",
+		                    fz_context_error(b->ctx)))
+			return false;
+		if (j < g->ninputs && total && !fill_input(b, j, (size_t)value_bytes(g, id, b->dims)))
+			return false;
+	}
+	return true;
+}
+
+/* ---- timing one mode ------------------------------------------------------------------- */
+
+static void slot_shape(const Bench *b, int j, int *rank, int64_t *shape)
+{
+	const Node *n = &b->g->nodes[slot_node(b->g, j)];
+	*rank = n->rank;
+	for (int d = 0; d < n->rank; d++)
+		shape[d] = ir_dim_value(n->shape[d], b->dims);
+}
+
+static const char *slot_name(const Graph *g, int j)
+{
+	return j < g->ninputs ? g->inputs[j].name : g->outputs[j - g->ninputs].name;
+}
+
+/* Point the run's tensor inputs and outputs at buffer set `set`. */
+static bool bind_set(Bench *b, fz_run *r, int set)
+{
+	const Graph *g = b->g;
+	for (int j = 0; j < g->ninputs + g->noutputs; j++) {
+		int rank;
+		int64_t shape[FZ_MAX_RANK];
+		slot_shape(b, j, &rank, shape);
+		if (j < g->ninputs && rank == 0)
+			continue;
+		void *p = b->slab[j] ? (char *)b->slab[j] + (size_t)set * b->stride[j] : NULL;
+		fz_dtype t = (fz_dtype)g->nodes[slot_node(g, j)].dtype;
+		fz_status s = j < g->ninputs ? fz_run_bind_input(r, slot_name(g, j), p, t, rank, shape)
+		                             : fz_run_bind_output(r, slot_name(g, j), p, t, rank, shape);
+		if (!fz_ok(s, "binding", fz_run_error(r)))
+			return false;
+	}
+	return true;
+}
+
+/* Bindings that stay: scalars and dims. */
+static bool bind_fixed(Bench *b, fz_run *r)
+{
+	const Graph *g = b->g;
+	if (!fz_ok(fz_run_set_stream(r, b->stream), "setting the stream", fz_run_error(r)))
+		return false;
+	for (int j = 0; j < g->ninputs; j++)
+		if (g->nodes[g->inputs[j].node].rank == 0 &&
+		    !fz_ok(fz_run_bind_scalar(r, g->inputs[j].name, b->scalar[j]), "binding", fz_run_error(r)))
+			return false;
+	for (int k = 0; k < g->ndims; k++)
+		if (!fz_ok(fz_run_bind_dim(r, g->dims[k], b->dims[k]), "binding", fz_run_error(r)))
+			return false;
+	return true;
+}
+
+typedef struct RunArg {
+	Bench *b;
+	fz_run *r;
+	int first;  /* buffer set of call 0 */
+} RunArg;
+
+static bool run_prep(void *arg, int i)
+{
+	RunArg *a = arg;
+	return a->b->nsets == 1 || bind_set(a->b, a->r, (a->first + i) % a->b->nsets);
+}
+
+static bool run_call(void *arg, int i)
+{
+	RunArg *a = arg;
+	(void)i;
+	return fz_ok(fz_run_launch(a->r), "launch", fz_run_error(a->r));
+}
+
+/* Wall time per call of back-to-back launches on one buffer set: the time to
+ * submit them (host) and until the GPU is done (wall). */
+static bool time_host(Bench *b, RunArg *a, ModeStats *ms)
+{
+	int n = b->o.reps;
+	if (!bind_set(b, a->r, 0) || !cu_ok(CU(cuStreamSynchronize)(b->stream), "synchronize"))
+		return false;
+	double t0 = now_ms();
+	for (int i = 0; i < n; i++)
+		if (!run_call(a, i))
+			return false;
+	double t1 = now_ms();
+	if (!fz_ok(fz_run_synchronize(a->r), "running the program", fz_run_error(a->r)))
+		return false;
+	double t2 = now_ms();
+	ms->host_us = (t1 - t0) * 1e3 / n;
+	ms->wall_us = (t2 - t0) * 1e3 / n;
+	return true;
+}
+
+static bool compile_mode(Bench *b, ModeStats *ms, fz_program **p)
+{
+	fz_compile_options opt = fz_compile_options_default();
+	opt.fuse = ms->fuse;
+	fz_cache_stats s0, s1;
+	fz_diag d;
+	fz_context_cache_stats(b->ctx, &s0);
+	double t0 = now_ms();
+	fz_status s = fz_program_compile_file(b->ctx, b->o.file, &opt, p, &d);
+	ms->compile_ms = now_ms() - t0;
+	if (s == FZ_ERR_PROGRAM) {
+		fputs(d.rendered, stderr);
+		return false;
+	}
+	if (!fz_ok(s, "compiling", d.message))
+		return false;
+	fz_context_cache_stats(b->ctx, &s1);
+	ms->jit_ms = s1.jit_ms - s0.jit_ms;
+	ms->compiles = s1.nvrtc_compiles - s0.nvrtc_compiles;
+	ms->disk_hits = s1.disk_hits - s0.disk_hits;
+	ms->kernels = fz_program_num_kernels(*p);
+	return true;
+}
+
+/* Outputs of buffer set 0, copied to the host (malloc'ed, one per output). */
+static bool read_outputs(Bench *b, Tensor *outs)
+{
+	const Graph *g = b->g;
+	for (int i = 0; i < g->noutputs; i++) {
+		int j = g->ninputs + i;
+		Tensor *t = &outs[i];
+		t->dtype = (fz_dtype)g->nodes[slot_node(g, j)].dtype;
+		slot_shape(b, j, &t->rank, t->shape);
+		if (!tensor_alloc(t)) {
+			cli_error("bench: out of host memory for the outputs");
+			return false;
+		}
+		size_t n = tensor_nbytes(t);
+		if (n && !fz_ok(fz_copy_to_host(b->ctx, t->data, b->slab[j], n), "reading the outputs",
+		                fz_context_error(b->ctx)))
+			return false;
+	}
+	return true;
+}
+
+/* Warm up, time each call, then the host time per call; outs gets the
+ * outputs. */
+static bool time_mode(Bench *b, ModeStats *ms, Tensor *outs)
+{
+	fz_program *p = NULL;
+	fz_run *r = NULL;
+	double *t = malloc(sizeof(double) * (size_t)b->o.reps);
+	bool ok = t && compile_mode(b, ms, &p) &&
+	          fz_ok(fz_run_create(p, NULL, &r), "creating a run", fz_program_error(p)) && bind_fixed(b, r) &&
+	          bind_set(b, r, 0);
+	RunArg a = {b, r, 0};
+	for (int i = 0; ok && i < b->o.warmup; i++)
+		ok = run_prep(&a, i) && run_call(&a, i);
+	a.first = b->o.warmup;
+	ok = ok && time_calls(b, b->o.reps, run_prep, run_call, &a, t) && time_host(b, &a, ms) && read_outputs(b, outs);
+	if (ok) {
+		ms->median_us = median(t, b->o.reps) * 1e3;
+		ms->min_us = t[0] * 1e3; /* sorted by median() */
+		ms->measured = true;
+	}
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+	free(t);
+	return ok;
+}
+
+/* ||a - b|| / ||a|| over all outputs; NaN anywhere sets *nan. */
+static double rel_diff(const Graph *g, const Tensor *a, const Tensor *b, bool *nan)
+{
+	double num = 0, den = 0;
+	for (int i = 0; i < g->noutputs; i++) {
+		int64_t n = tensor_numel(&a[i]);
+		for (int64_t k = 0; k < n; k++) {
+			double x = tensor_get(&a[i], k), y = tensor_get(&b[i], k);
+			if (isnan(x) || isnan(y))
+				*nan = true;
+			num += (x - y) * (x - y);
+			den += x * x;
+		}
+	}
+	return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void free_outputs(Tensor *outs, int n)
+{
+	for (int i = 0; outs && i < n; i++)
+		tensor_free(&outs[i]);
+	free(outs);
+}
+
+static bool measure(Bench *b)
+{
+	int n = b->g->noutputs;
+	Tensor *outs[NMODES] = {calloc((size_t)n + 1, sizeof(Tensor)), calloc((size_t)n + 1, sizeof(Tensor))};
+	bool ok = outs[0] && outs[1] && copy_bandwidth(b) && alloc_sets(b);
+	for (int m = 0; ok && m < NMODES; m++)
+		if (b->mode[m].on)
+			ok = time_mode(b, &b->mode[m], outs[m]);
+	b->out_rel_diff = -1;
+	if (ok && b->mode[0].on && b->mode[1].on)
+		b->out_rel_diff = rel_diff(b->g, outs[0], outs[1], &b->out_nan);
+	for (int m = 0; m < NMODES; m++)
+		free_outputs(outs[m], n);
+	return ok;
+}
+
+static void gpu_close(Bench *b)
+{
+	const Graph *g = b->g;
+	for (int j = 0; b->slab && j < g->ninputs + g->noutputs; j++)
+		fz_device_free(b->ctx, b->slab[j]);
+	free(b->slab);
+	free(b->stride);
+	free(b->scalar);
+	if (b->stream)
+		CU(cuStreamDestroy)(b->stream);
+	if (b->cu) {
+		CUcontext popped;
+		CU(cuCtxPopCurrent)(&popped);
+		CU(cuDevicePrimaryCtxRelease)(b->dev);
+	}
+	if (b->ctx) {
+		const char *w = fz_context_warnings(b->ctx);
+		while (w && *w) {
+			size_t n = strcspn(w, "\n");
+			fprintf(stderr, "fusec: warning: %.*s\n", (int)n, w);
+			w += n + (w[n] == '\n');
+		}
+		fz_context_destroy(b->ctx);
+	}
+}
+
+/* ---- printing ---------------------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static double floor_us(const Bench *b) { return (double)b->min_bytes / (b->copy_gbps * 1e3); }
+
+static void json_mode(const Bench *b, const ModeStats *ms)
+{
+	printf(", \"%s\": {\"kernels\": %d, \"bytes_moved\": %lld", ms->name, ms->kernels, (long long)ms->bytes_moved);
+	if (ms->measured) {
+		printf(", \"median_us\": %.6g, \"min_us\": %.6g, \"gbps\": %.6g, \"pct_floor\": %.6g", ms->median_us,
+		       ms->min_us, (double)b->min_bytes / ms->median_us / 1e3, 100 * floor_us(b) / ms->median_us);
+		printf(", \"host_us_per_call\": %.6g, \"wall_us_per_call\": %.6g", ms->host_us, ms->wall_us);
+		printf(", \"compile_ms\": %.6g, \"jit_ms\": %.6g, \"compiles\": %llu, \"disk_hits\": %llu", ms->compile_ms,
+		       ms->jit_ms, (unsigned long long)ms->compiles, (unsigned long long)ms->disk_hits);
+	}
+	printf("}");
+}
+
+static void print_json(const Bench *b)
+{
+	const Graph *g = b->g;
+	const ModeStats *f = &b->mode[0], *p = &b->mode[1];
+	printf("{\"program\": ");
+	json_str(b->o.file);
+	printf(", \"dims\": {");
+	for (int k = 0; k < g->ndims; k++) {
+		printf("%s", k ? ", " : "");
+		json_str(g->dims[k]);
+		printf(": %lld", (long long)b->dims[k]);
+	}
+	printf("}, \"min_bytes\": %lld", (long long)b->min_bytes);
+	if (!b->o.dry_run) {
+		printf(", \"device\": ");
+		json_str(b->info.name);
+		printf(", \"cc\": \"%d.%d\", \"sm_count\": %d, \"l2_bytes\": %d", b->info.cc_major, b->info.cc_minor,
+		       b->info.sm_count, b->l2_bytes);
+		printf(", \"reps\": %d, \"warmup\": %d, \"buffer_sets\": %d, \"seed\": %llu", b->o.reps, b->o.warmup,
+		       b->nsets, (unsigned long long)b->o.seed);
+		printf(", \"copy\": {\"bytes_moved\": %lld, \"median_us\": %.6g, \"gbps\": %.6g}, \"floor_us\": %.6g",
+		       (long long)b->copy_bytes, b->copy_us, b->copy_gbps, floor_us(b));
+	}
+	for (int m = 0; m < NMODES; m++)
+		if (b->mode[m].on)
+			json_mode(b, &b->mode[m]);
+	if (f->on && p->on) {
+		printf(", \"ideal_speedup\": %.6g", (double)p->bytes_moved / (double)b->min_bytes);
+		if (f->measured && p->measured)
+			printf(", \"speedup\": %.6g, \"outputs_rel_diff\": %.6g, \"outputs_nan\": %s",
+			       p->median_us / f->median_us, b->out_rel_diff, b->out_nan ? "true" : "false");
+	}
+	printf("}\n");
+}
+
+static void print_head(const Bench *b)
+{
+	const Graph *g = b->g;
+	printf("%s ", b->o.file);
+	for (int k = 0; k < g->ndims; k++)
+		printf(" %s=%lld", g->dims[k], (long long)b->dims[k]);
+	printf("%s\n", b->o.dry_run ? "  (dry run: no GPU used)" : "");
+	if (!b->o.dry_run) {
+		printf("device: %s (sm_%d%d, %d SMs, %.0f MiB L2)\n", b->info.name, b->info.cc_major, b->info.cc_minor,
+		       b->info.sm_count, b->l2_bytes / 1048576.0);
+		printf("copy bandwidth: %.1f GB/s (cuMemcpyDtoD, %lld MiB read + %lld MiB written)\n", b->copy_gbps,
+		       (long long)(b->copy_bytes >> 21), (long long)(b->copy_bytes >> 21));
+	}
+	printf("minimum bytes: %lld (every input read once, every output written once)", (long long)b->min_bytes);
+	if (!b->o.dry_run)
+		printf("; floor %.2f us", floor_us(b));
+	printf("\n");
+	if (!b->o.dry_run)
+		printf("timing: median of %d calls after %d warm-up, CUDA events around each; %d buffer set%s\n",
+		       b->o.reps, b->o.warmup, b->nsets, b->nsets == 1 ? "" : "s (rotated: 4x the L2)");
+}
+
+static void print_table(const Bench *b)
+{
+	const ModeStats *f = &b->mode[0], *p = &b->mode[1];
+	print_head(b);
+	printf("\n%-8s %11s %8s %14s", "mode", "median us", "kernels", "bytes moved");
+	if (!b->o.dry_run)
+		printf(" %9s %8s %13s %13s %10s", "eff GB/s", "% floor", "host us/call", "wall us/call", "jit ms");
+	printf("\n");
+	for (int m = 0; m < NMODES; m++) {
+		const ModeStats *ms = &b->mode[m];
+		if (!ms->on)
+			continue;
+		if (ms->measured)
+			printf("%-8s %11.2f %8d %14lld %9.1f %8.1f %13.2f %13.2f %10.1f\n", ms->title, ms->median_us,
+			       ms->kernels, (long long)ms->bytes_moved, (double)b->min_bytes / ms->median_us / 1e3,
+			       100 * floor_us(b) / ms->median_us, ms->host_us, ms->wall_us, ms->jit_ms);
+		else
+			printf("%-8s %11s %8d %14lld\n", ms->title, "-", ms->kernels, (long long)ms->bytes_moved);
+	}
+	if (f->on && p->on) {
+		double ideal = (double)p->bytes_moved / (double)b->min_bytes;
+		if (f->measured && p->measured)
+			printf("\nfused / per-op speedup: %.2fx (ideal, per-op bytes moved / minimum: %.2fx)\n"
+			       "fused vs per-op outputs: relative difference %.3g%s\n",
+			       p->median_us / f->median_us, ideal, b->out_rel_diff, b->out_nan ? " (NaN in the outputs)" : "");
+		else
+			printf("\nideal fused / per-op speedup (per-op bytes moved / minimum): %.2fx\n", ideal);
+	}
+}
+
+/* ---- the command -------------------------------------------------------------------------- */
+
+int cmd_bench(int argc, char **argv)
+{
+	Bench b = {.o = {.reps = 200, .warmup = 20, .modes = MODE_FUSED | MODE_PER_OP}};
+	b.mode[0] = (ModeStats){.name = "fused", .title = "fused", .fuse = true};
+	b.mode[1] = (ModeStats){.name = "per_op", .title = "per-op", .fuse = false};
+	b.o.dim_names = calloc((size_t)argc + 1, sizeof *b.o.dim_names);
+	b.o.dim_values = calloc((size_t)argc + 1, sizeof *b.o.dim_values);
+	int rc = b.o.dim_names && b.o.dim_values ? parse_options(argc, argv, &b.o) : EXIT_ERROR;
+	if (rc < 0) {
+		b.mode[0].on = (b.o.modes & MODE_FUSED) != 0;
+		b.mode[1].on = (b.o.modes & MODE_PER_OP) != 0;
+		rc = plan_modes(&b);
+	}
+	if (rc < 0 && !b.o.dry_run)
+		rc = gpu_open(&b) && measure(&b) ? -1 : EXIT_ERROR;
+	if (rc < 0) {
+		if (b.o.json)
+			print_json(&b);
+		else
+			print_table(&b);
+		rc = EXIT_OK;
+	}
+	if (!b.o.dry_run && b.g)
+		gpu_close(&b);
+	for (int m = 0; m < NMODES; m++)
+		pipe_free(b.mode[m].comp);
+	for (int i = 0; i < b.o.ndims; i++)
+		free((void *)b.o.dim_names[i]);
+	free(b.o.dim_names);
+	free(b.o.dim_values);
+	return rc;
+}
