@@ -1,0 +1,147 @@
+#!/bin/sh
+# cli_run.sh FUSEC SOURCEDIR: `fusec run --cpu` end to end: exit codes, exact
+# messages, the files written (and none left behind on failure), summaries,
+# seeded inputs, .npy inputs. POSIX sh and coreutils only, so it also runs on
+# the GPU machine. Prints "N passed, N failed"; exits 1 if anything failed.
+set -u
+fusec=$1
+src=$2
+case $fusec in /*) ;; *) fusec=$(pwd)/$fusec ;; esac
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fusec-cli-run.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL: $*"
+	[ -s out ] && sed 's/^/  stdout: /' out
+	[ -s err ] && sed 's/^/  stderr: /' err
+}
+
+# expect NAME RC -- COMMAND...: run, check the exit status
+expect() {
+	name=$1 rc=$2
+	shift 3
+	"$@" >out 2>err
+	got=$?
+	if [ "$got" -eq "$rc" ]; then ok; else bad "$name: exit $got, expected $rc"; fi
+}
+# same_text NAME FILE TEXT: the file holds exactly TEXT (one line)
+same_text() {
+	if [ "$(cat "$2")" = "$3" ]; then ok; else bad "$1: expected '$3'"; fi
+}
+# files NAME DIR LIST: the directory holds exactly these names
+files() {
+	got=$(ls -A "$2" | tr '\n' ' ')
+	if [ "$got" = "$3" ]; then ok; else bad "$1: $2 holds '$got', expected '$3'"; fi
+}
+
+printf 'in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n' >softmax.fz
+printf 'in x: f32[N]\nin s: f32\nout y = x * s\n' >scale.fz
+printf 'in x: f32[N]\nin y: f32[N]\nout a = x + y\nout b = x - y\nout c = x * y\n' >three.fz
+printf 'in n: i32[N]\nout m = n * 2\n' >ints.fz
+printf 'in x: f32[N]\nout y = x +\n' >broken.fz
+
+# ---- usage ---------------------------------------------------------------------
+expect help 0 -- "$fusec" run --help
+if grep -q '^usage: fusec run FILE.fz' out; then ok; else bad "help: no usage line"; fi
+expect no_file 2 -- "$fusec" run --cpu
+expect unknown_option 2 -- "$fusec" run softmax.fz --cpu --fast
+same_text unknown_option err "fusec: unknown option '--fast' (see fusec run --help)"
+expect dim_syntax 2 -- "$fusec" run softmax.fz --cpu --dim B
+same_text dim_syntax err "fusec: --dim expects NAME=VALUE, got 'B'"
+expect dim_size 2 -- "$fusec" run softmax.fz --cpu --dim B=-1
+same_text dim_size err "fusec: --dim B=-1: the size must be a non-negative integer"
+expect dim_missing 2 -- "$fusec" run softmax.fz --cpu --dim
+same_text dim_missing err "fusec: --dim expects a value"
+expect seed 2 -- "$fusec" run softmax.fz --cpu --seed x1
+same_text seed err "fusec: --seed expects a non-negative integer, got 'x1'"
+expect check_cpu 2 -- "$fusec" run softmax.fz --cpu --check
+expect two_files 2 -- "$fusec" run softmax.fz scale.fz --cpu
+expect in_twice 2 -- "$fusec" run scale.fz --cpu --in s=1 --in s=2 --dim N=2
+same_text in_twice err "fusec: --in: input 's' is given twice"
+
+# ---- program and input errors ----------------------------------------------------
+expect broken 1 -- "$fusec" run broken.fz --cpu
+if head -n 1 err | grep -q '^broken.fz:2:'; then ok; else bad "broken: no diagnostic"; fi
+expect missing_program 1 -- "$fusec" run nothere.fz --cpu
+expect unbound 1 -- "$fusec" run softmax.fz --cpu --dim B=2
+same_text unbound err "fusec: dim 'N' is not bound: pass --dim N=SIZE or an input that has it"
+expect unknown_dim 1 -- "$fusec" run softmax.fz --cpu --dim K=2
+same_text unknown_dim err "fusec: --dim: the program has no dim 'K' (its dims: B, N)"
+expect unknown_input 1 -- "$fusec" run softmax.fz --cpu --in z=1
+same_text unknown_input err "fusec: --in: the program has no input 'z' (its inputs: x)"
+expect bad_number 1 -- "$fusec" run ints.fz --cpu --in n=2.5 --dim N=3
+same_text bad_number err "fusec: input 'n': '2.5' is not a valid i32"
+expect missing_npy 1 -- "$fusec" run softmax.fz --cpu --in x=nothere.npy
+same_text missing_npy err "fusec: input 'x': nothere.npy: cannot open: No such file or directory"
+printf 'not an array' >junk.npy
+expect junk_npy 1 -- "$fusec" run softmax.fz --cpu --in x=junk.npy
+same_text junk_npy err "fusec: input 'x': junk.npy: not a .npy file (bad magic)"
+
+# ---- success: files and summaries ----------------------------------------------------
+expect softmax 0 -- "$fusec" run softmax.fz --cpu --dim B=2 --dim N=3 --out-dir o1
+files softmax_files o1 "y.npy "
+if grep -Eq '^y f32\[2, 3\] min=[0-9.e-]+ max=[0-9.e-]+ mean=0.333333 nan=0 o1/y.npy$' out; then ok; else bad "softmax: summary"; fi
+expect softmax_again 0 -- "$fusec" run softmax.fz --cpu --dim B=2 --dim N=3 --out-dir o2/
+if cmp -s o1/y.npy o2/y.npy; then ok; else bad "the same seed gave different inputs"; fi
+expect softmax_seed 0 -- "$fusec" run softmax.fz --cpu --dim B=2 --dim N=3 --out-dir o3 --seed 7
+if cmp -s o1/y.npy o3/y.npy; then bad "another seed gave the same inputs"; else ok; fi
+if [ "$(head -c 6 o1/y.npy | od -An -c | tr -d ' ')" = '223NUMPY' ]; then ok; else bad "y.npy: no .npy magic"; fi
+# 128-byte header + 6 floats
+if [ "$(wc -c <o1/y.npy)" -eq 152 ]; then ok; else bad "y.npy: size $(wc -c <o1/y.npy)"; fi
+
+expect fill 0 -- "$fusec" run scale.fz --cpu --in x=1.5 --in s=2 --dim N=4 --out-dir o4
+same_text fill out "y f32[4] min=3 max=3 mean=3 nan=0 o4/y.npy"
+# an output as the next program's input; N comes from the array
+expect from_npy 0 -- "$fusec" run scale.fz --cpu --in x=o4/y.npy --in s=-0.5 --out-dir o5
+same_text from_npy out "y f32[4] min=-1.5 max=-1.5 mean=-1.5 nan=0 o5/y.npy"
+expect npy_shape 1 -- "$fusec" run scale.fz --cpu --in x=o4/y.npy --dim N=5
+same_text npy_shape err "fusec: input 'x': expected f32[N] with N = 5, got f32[4]"
+expect npy_dtype 1 -- "$fusec" run ints.fz --cpu --in n=o4/y.npy
+same_text npy_dtype err "fusec: input 'n': o4/y.npy holds f32[4], but the input is i32"
+expect default_dir 0 -- "$fusec" run scale.fz --cpu --in s=1 --dim N=0
+same_text default_dir out "y f32[0] empty nan=0 ./y.npy"
+files default_dir_files . "broken.fz err ints.fz junk.npy o1 o2 o3 o4 o5 out scale.fz softmax.fz three.fz y.npy "
+rm -f y.npy
+
+# bf16 inputs read f32 files; bf16 outputs are written as <f4
+printf 'in x: bf16[N]\nout y = x * 1\n' >half.fz
+expect bf16 0 -- "$fusec" run half.fz --cpu --in x=o4/y.npy --out-dir o6
+same_text bf16 out "y bf16[4] min=3 max=3 mean=3 nan=0 o6/y.npy"
+if grep -q "'descr': '<f4'" o6/y.npy; then ok; else bad "bf16 output is not <f4"; fi
+
+# integers: random values are small integers; a NaN count for floats
+expect ints 0 -- "$fusec" run ints.fz --cpu --dim N=1000 --out-dir o7
+if grep -Eq '^m i32\[1000\] min=-16 max=16 mean=[0-9.e-]+ nan=0 o7/m.npy$' out; then ok; else bad "ints: summary"; fi
+printf 'in x: f32[N]\nout y = log(x)\n' >log.fz
+expect nan_count 0 -- "$fusec" run log.fz --cpu --in x=-1 --dim N=3 --out-dir o8
+same_text nan_count out "y f32[3] all-nan nan=3 o8/y.npy"
+
+# ---- failures leave nothing behind ---------------------------------------------------
+expect empty_max 1 -- "$fusec" run softmax.fz --cpu --dim B=2 --dim N=0 --out-dir o9
+same_text empty_max err "fusec: softmax.fz: max at 2:13 reduces an empty axis (N = 0)"
+files empty_max_files o9 ""
+touch afile
+expect out_dir_file 1 -- "$fusec" run scale.fz --cpu --in s=1 --dim N=2 --out-dir afile
+same_text out_dir_file err "fusec: output directory 'afile' is not a directory"
+expect out_dir_deep 1 -- "$fusec" run scale.fz --cpu --in s=1 --dim N=2 --out-dir no/such/dir
+same_text out_dir_deep err "fusec: cannot create output directory 'no/such/dir': No such file or directory"
+# the last output cannot be renamed into place: the others are whole, and no
+# temporary file remains
+mkdir -p o10/c.npy
+expect rename_fails 1 -- "$fusec" run three.fz --cpu --dim N=3 --out-dir o10
+if grep -q "^fusec: cannot write output 'c': o10/c.npy: " err; then ok; else bad "rename_fails: message"; fi
+files rename_fails_files o10 "a.npy b.npy c.npy "
+if [ "$(id -u)" != 0 ]; then
+	mkdir o11 && chmod 555 o11
+	expect readonly 1 -- "$fusec" run three.fz --cpu --dim N=3 --out-dir o11
+	files readonly_files o11 ""
+	chmod 755 o11
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
