@@ -84,7 +84,8 @@ fz_dtype irb_value_dtype(Builder *b, NodeId id);
 /* `id` converted to dtype t for use as an operand: itself if it has that
  * dtype, a re-typed constant if it is weak (value kept; an integer that does
  * not fit is an error at `span`), else an implicit OP_CAST (folded if
- * constant). -1 on error. */
+ * constant). `span` is the operand's expression, the new node's span. -1 on
+ * error. */
 NodeId irb_convert(Builder *b, NodeId id, fz_dtype t, Span span);
 
 /* ---- shape.c: broadcasting ---------------------------------------------------------- */

@@ -177,7 +177,6 @@ static NodeId retype(Builder *b, NodeId id, fz_dtype t, Span span)
 	fz_dtype from = (fz_dtype)n->dtype;
 	Scalar v;
 	memcpy(&v, &n->c, sizeof v);
-	Span where = n->span;
 	if (dtype_is_float(t)) {
 		if (!dtype_is_float(from))
 			v.f = (double)v.i;
@@ -187,7 +186,7 @@ static NodeId retype(Builder *b, NodeId id, fz_dtype t, Span span)
 		diag_error(b->d, b->a, span, "integer %" PRId64 " does not fit in i32", v.i);
 		return -1;
 	}
-	return irb_const(b, t, v, NF_WEAK, where);
+	return irb_const(b, t, v, NF_WEAK, span); /* the span of the use */
 }
 
 NodeId irb_convert(Builder *b, NodeId id, fz_dtype t, Span span)
