@@ -108,8 +108,10 @@ static fz_status compile_cubin(fz_context *ctx, fz_program *p, void **image, siz
 	                           true, &res);
 	fz_status s = FZ_OK;
 	if (!ok) {
-		s = rt_fail(err, FZ_ERR_NVRTC, "NVRTC could not compile the generated code for sm_%d%d (a fusec bug):\n%s",
-		            ctx->info.cc_major, ctx->info.cc_minor, res.message ? res.message : "(no log)");
+		const char *m = res.message ? res.message : "NVRTC failed without a message";
+		if (strncmp(m, "fusec: ", 7) == 0) /* the library's messages carry no program name */
+			m += 7;
+		s = rt_fail(err, FZ_ERR_NVRTC, "%s", m);
 	} else if (!(*image = malloc(res.image_len ? res.image_len : 1))) {
 		s = rt_fail(err, FZ_ERR_NOMEM, "out of memory");
 	} else {

@@ -18,7 +18,7 @@
 #include "runtime/cache.h"
 #include "runtime/driver.h"
 
-#define RT_ERR_MAX 2048
+#define RT_ERR_MAX 16384 /* room for an NVRTC log */
 
 /* Options that change the cubin beyond the source: part of the cache key.
  * Bump it when nvrtc.c changes the options it passes to NVRTC. */
