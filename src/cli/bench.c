@@ -264,6 +264,11 @@ static int parse_options(int argc, char **argv, BenchOptions *o)
 		fputs(bench_usage, stderr);
 		return EXIT_USAGE;
 	}
+	if (strcmp(o->file, "-") == 0) {
+		/* the run API compiles from the file again */
+		cli_error("bench: the program must be a file, not standard input");
+		return EXIT_USAGE;
+	}
 	return -1;
 }
 
@@ -771,7 +776,7 @@ static bool time_mode(Bench *b, ModeStats *ms, Tensor *outs)
 	fz_run *r = NULL;
 	double *t = malloc(sizeof(double) * (size_t)b->o.reps);
 	bool ok = t && compile_mode(b, ms, &p) &&
-	          fz_ok(fz_run_create(p, NULL, &r), "creating a run", fz_program_error(p)) && bind_fixed(b, r) &&
+	          fz_ok(fz_run_create(p, NULL, &r), "creating a run", fz_last_error()) && bind_fixed(b, r) &&
 	          bind_set(b, r, 0);
 	RunArg a = {b, r, 0};
 	for (int i = 0; ok && i < b->o.warmup; i++)

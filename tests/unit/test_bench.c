@@ -74,6 +74,7 @@ static char softmax[PATH_MAX], relu[PATH_MAX];
 
 static void setup(void)
 {
+	ck_assert_msg(access(fusec_bin(), X_OK) == 0, "no fusec binary at %s (set FUSEC_BIN)", fusec_bin());
 	snprintf(softmax, sizeof softmax, "%s", tu_path("examples/softmax.fz"));
 	snprintf(relu, sizeof relu, "%s", tu_path("examples/add_scale_bias_relu.fz"));
 }
@@ -155,6 +156,7 @@ START_TEST(usage_errors)
 		{{"bench", "--reps", NULL}, "fusec: --reps expects a value\n"},
 		{{"bench", "--fast", NULL}, "fusec: bench: unknown option '--fast' (see fusec bench --help)\n"},
 		{{"bench", "a.fz", "b.fz", NULL}, "fusec: bench: more than one input file ('a.fz' and 'b.fz')\n"},
+		{{"bench", "-", NULL}, "fusec: bench: the program must be a file, not standard input\n"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		ck_assert_int_eq(run_fusec(cases[i].args), 2);
