@@ -34,12 +34,18 @@ typedef enum ParamKind {
 typedef struct KParam {
 	ParamKind kind;
 	NodeId node;  /* PARAM_IN, PARAM_OUT, PARAM_SCALAR */
-	int output;   /* PARAM_OUT: index in Graph.outputs, or -1 for a temporary */
+	int output;   /* PARAM_OUT: index in Graph.outputs, or -1 for a temporary;
+	                 PARAM_IN: the output whose buffer holds the node (its first
+	                 output), or -1 for an input or a temporary */
 	int dim;      /* PARAM_DIM: the symbolic dim */
 } KParam;
 
+/* A kernel whose nodes are none copies (or fills) its outputs: each
+ * PARAM_OUT's node is then a leaf, an input read by a PARAM_IN or PARAM_SCALAR
+ * of the same node, or a constant. Such copies can also sit among the outputs
+ * of a kernel that computes others. */
 typedef struct Kernel {
-	int id;
+	int id;                     /* index in Plan.kernels (launch order) */
 	KernelKind kind;
 	const char *name;           /* "<program>_k<id>", a valid C identifier */
 	int rank;                   /* iteration domain: the output shape (pointwise) */
@@ -56,6 +62,7 @@ typedef struct Kernel {
 
 typedef struct Unfused {
 	NodeId producer, consumer;  /* an edge of the graph that crosses kernels */
+	int kernel;                 /* the kernel that reads producer for consumer */
 	const char *why;            /* one sentence for --explain */
 } Unfused;
 
@@ -64,8 +71,10 @@ typedef struct Plan {
 	bool fused;                 /* false: per-op mode */
 	Kernel *kernels;            /* in launch order */
 	int nkernels;
-	uint8_t *stored;            /* per node: materialized in device memory */
-	NodeId *temps;              /* stored nodes that are not outputs (runtime allocates) */
+	uint8_t *stored;            /* per node: written to device memory by a kernel
+	                               (outputs, copies of leaf outputs, temporaries) */
+	NodeId *temps;              /* stored nodes that are not outputs (runtime allocates),
+	                               ascending */
 	int ntemps;
 	Unfused *unfused;
 	int nunfused;
