@@ -157,6 +157,31 @@ def recompile_table(doc):
     return "\n".join(out)
 
 
+def fmt_err(v):
+    return "-" if v is None else ("NaN" if v != v else "%.1e" % v)
+
+
+def checks_table(doc):
+    """Relative errors to a float64 reference of the eager program."""
+    rows = [rec for rec in doc["workloads"] if rec.get("results")]
+    if not any("rel_err" in r for rec in rows for r in rec["results"].values()):
+        return ""
+    out = ["Relative error (‖out − ref‖ / ‖ref‖) to the eager program run in float64 on the same "
+           "inputs; `fusec run` at a smaller size (64 rows, or 1Mi elements). Last column: fusec's "
+           "fused against its per-op outputs, as `fusec bench` compares them.", "",
+           "| workload | eager | builtin | torch.compile | fusec run | fusec fused vs per-op |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for rec in rows:
+        res = rec["results"]
+        fc = rec.get("fusec_check") or {}
+        raw = rec.get("fusec_raw") or {}
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            rec.get("label", rec["key"]), fmt_err(res.get("eager", {}).get("rel_err")),
+            fmt_err(res.get("builtin", {}).get("rel_err")), fmt_err(res.get("compiled", {}).get("rel_err")),
+            fmt_err(fc.get("rel_err")), fmt_err(raw.get("outputs_rel_diff"))))
+    return "\n".join(out)
+
+
 def errors(doc):
     out = []
     for rec in doc["workloads"]:
@@ -180,6 +205,7 @@ def render(doc, command=None):
     for title, body in (("### Launch-bound sizes", small_table(doc)),
                         ("### JIT start", jit_table(doc)),
                         ("### Recompiles over 20 sizes", recompile_table(doc)),
+                        ("### Checks", checks_table(doc)),
                         ("### Errors and failed checks", errors(doc))):
         if body:
             parts += ["", title, "", body]

@@ -29,9 +29,11 @@ def synthetic_doc():
            "workloads": [
                {"key": "softmax_64x64", "label": "softmax 64x64", "launch_bound": False,
                 "min_bytes": 2000, "errors": ["eager: relative error 1 over 1e-05"],
-                "fusec_raw": {"speedup": 2.0, "ideal_speedup": 4.0},
+                "fusec_raw": {"speedup": 2.0, "ideal_speedup": 4.0, "outputs_rel_diff": 3e-8},
+                "fusec_check": {"rel_err": 2e-7, "ok": True},
                 "results": {"fusec": {"us": 2.0, "kernels": 1}, "fusec_per_op": {"us": 4.0, "kernels": 4},
-                            "eager": {"us": 8.0}, "builtin": {"us": 4.0, "name": "F.softmax"},
+                            "eager": {"us": 8.0, "rel_err": 1.0},
+                            "builtin": {"us": 4.0, "name": "F.softmax", "rel_err": float("nan")},
                             "compiled": {"us": 1.0, "compile_s": 0.5}}},
                {"key": "softmax_8x8", "label": "softmax 8x8", "launch_bound": True, "min_bytes": 512,
                 "errors": [],
@@ -64,6 +66,7 @@ class Report(unittest.TestCase):
         self.assertIn("| softmax | 20 | 1 | 1 |", md)
         self.assertIn("- softmax 64x64: eager: relative error 1 over 1e-05", md)
         self.assertIn("Command: `CMD`.", md)
+        self.assertIn("| softmax 64x64 | 1.0e+00 | NaN | - | 2.0e-07 | 3.0e-08 |", md)
         self.assertNotIn("None", md)
 
     def test_missing_is_dash(self):
