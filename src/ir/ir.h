@@ -59,7 +59,10 @@ static inline int dim_sym(Dim d) { return (int)(-d - 1); }
 typedef int32_t NodeId;
 
 enum {
-	NF_WEAK = 1 << 0,     /* a literal, or made of literals only: weakly typed */
+	NF_WEAK = 1 << 0,     /* a literal, or made of literals only: weakly typed. Always an
+	                         OP_CONST; its value is the literal's, never rounded to the
+	                         node's dtype (i64/f64 while untyped; re-typed operands of
+	                         f32 or half ops keep the flag and the full value) */
 	NF_IMPLICIT = 1 << 1, /* an OP_CAST inserted by promotion, not written by the user
 	                         (per-op mode folds it into its consumer, as eager PyTorch does) */
 };
@@ -105,10 +108,13 @@ typedef struct Graph {
 	int noutputs;
 } Graph;
 
-/* AST -> graph, with folding and CSE; then dead nodes are removed. */
+/* AST -> graph, with folding and CSE (build.c). The pipeline then runs
+ * ir_dce. Also sets out->src. Errors fill *d and return false. */
 bool ir_build(const Source *src, const AstProgram *p, Arena *a, const char *name, Graph *out, Diag *d);
 
-/* Remove nodes no output depends on, renumbering the rest (keeps order). */
+/* Remove nodes no output depends on, renumbering the rest (keeps order).
+ * Every input keeps its OP_INPUT node even when nothing uses it, so
+ * Graph.inputs[k].node is always valid (passes.c). */
 void ir_dce(Graph *g);
 
 /* --emit=ir: stable text, one node a line:

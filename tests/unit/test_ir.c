@@ -7,6 +7,7 @@
  * shapes, values and diagnostics are written out here from the language
  * contract and docs/language.md, not computed with the code under test.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -728,6 +729,49 @@ START_TEST(dims_in_order_of_first_use)
 }
 END_TEST
 
+/* ---- the graph's invariants, over every golden IR program ------------------------------------- */
+
+/* After ir_build: arguments come first, and every operand already has the
+ * op's operand dtype (promotions are explicit), as later stages assume. */
+static void check_invariants(const Graph *g, const char *file)
+{
+	for (NodeId id = 0; id < g->n; id++) {
+		const Node *n = &g->nodes[id];
+		int arity = ir_ops[n->op].arity;
+		fz_dtype t = (fz_dtype)n->dtype, a0 = arity ? (fz_dtype)g->nodes[n->args[0]].dtype : t;
+		for (int k = 0; k < arity; k++)
+			ck_assert_msg(n->args[k] >= 0 && n->args[k] < id, "%s: %%%d arg %d", file, id, k);
+		for (int k = arity; k < 3; k++)
+			ck_assert_int_eq(n->args[k], -1);
+		bool ok = true;
+		switch (ir_ops[n->op].cls) {
+		case OC_LEAF: ok = n->op != OP_INPUT || g->inputs[n->input].node == id; break;
+		case OC_ARITH:
+			for (int k = 0; k < arity; k++)
+				ok = ok && g->nodes[n->args[k]].dtype == t;
+			break;
+		case OC_COMPARE: ok = t == FZ_BOOL && g->nodes[n->args[1]].dtype == a0; break;
+		case OC_LOGIC:
+			for (int k = 0; k < arity; k++)
+				ok = ok && g->nodes[n->args[k]].dtype == FZ_BOOL;
+			break;
+		case OC_SELECT:
+			ok = a0 == FZ_BOOL && g->nodes[n->args[1]].dtype == t && g->nodes[n->args[2]].dtype == t;
+			break;
+		case OC_CAST: ok = a0 != t || dtype_is_half(t); break;
+		case OC_MATH:
+			ok = (n->op == OP_ISNAN || n->op == OP_ISINF) ? t == FZ_BOOL && dtype_is_float(a0)
+			                                             : a0 == t && (dtype_is_float(t) || n->op == OP_ABS);
+			break;
+		case OC_REDUCE:
+			ok = a0 == t || (n->op == OP_MEAN && a0 == FZ_I64 && t == FZ_F32);
+			ok = ok && n->rank == g->nodes[n->args[0]].rank && n->shape[n->rank - 1] == 1;
+			break;
+		}
+		ck_assert_msg(ok, "%s: %%%d (%s) breaks its class's dtype rule", file, id, ir_ops[n->op].name);
+	}
+}
+
 /* ---- fn inlining ------------------------------------------------------------------------------ */
 
 START_TEST(fn_inlining)
@@ -836,6 +880,26 @@ START_TEST(fn_nesting_limit)
 	sb_puts(&sb, "out z = f2(x)\nout w = f2(x * 2)\n");
 	expect_error_line(sb_str(&sb), "test.fz:2:12: error: functions nested too deeply (the limit is 2000 levels of "
 	                               "expression, counting the bodies of called fns) (in 'f1' called at 3:12)");
+	arena_free(a);
+}
+END_TEST
+
+/* 100,000 bindings, each using the one before: no pass may recurse over the graph's depth. */
+START_TEST(long_binding_chain)
+{
+	StrBuf sb;
+	Arena *a = arena_new();
+	sb_init(&sb, a);
+	sb_puts(&sb, "in x: f32[N]\nb0 = x\n");
+	for (int i = 1; i <= 100000; i++)
+		sb_printf(&sb, "b%d = b%d * 0.5 + b%d\n", i, i - 1, i - 1);
+	sb_puts(&sb, "out y = b100000\n");
+	Compilation *c = ok(sb_str(&sb));
+	ck_assert_int_eq(count_op(c, OP_MUL), 100000);
+	ck_assert_int_eq(count_op(c, OP_ADD), 100000);
+	ck_assert_int_eq(c->graph.n, 200002);
+	check_invariants(&c->graph, "chain");
+	pipe_free(c);
 	arena_free(a);
 }
 END_TEST
@@ -965,6 +1029,33 @@ START_TEST(printer)
 }
 END_TEST
 
+START_TEST(invariants_of_golden_programs)
+{
+	DIR *dir = opendir(tu_path("tests/golden"));
+	ck_assert_ptr_nonnull(dir);
+	int seen = 0;
+	for (struct dirent *e; (e = readdir(dir));) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "ir_", 3) != 0 || len < 4 || strcmp(e->d_name + len - 3, ".fz") != 0)
+			continue;
+		char rel[512];
+		snprintf(rel, sizeof rel, "tests/golden/%s", e->d_name);
+		FILE *f = fopen(tu_path(rel), "rb");
+		ck_assert_ptr_nonnull(f);
+		static char text[1 << 16];
+		size_t n = fread(text, 1, sizeof text - 1, f);
+		fclose(f);
+		text[n] = 0;
+		Compilation *c = ok(text);
+		check_invariants(&c->graph, e->d_name);
+		pipe_free(c);
+		seen++;
+	}
+	closedir(dir);
+	ck_assert_int_ge(seen, 24); /* every example and the type-rule programs */
+}
+END_TEST
+
 static Suite *ir_suite(void)
 {
 	Suite *s = suite_create("ir");
@@ -1003,11 +1094,13 @@ static Suite *ir_suite(void)
 	tcase_add_test(t, fn_memoisation);
 	tcase_add_test(t, fn_errors);
 	tcase_add_test(t, fn_nesting_limit);
+	tcase_add_test(t, long_binding_chain);
 	tcase_add_test(t, limit_inputs_and_outputs);
 	tcase_add_test(t, limit_elements);
 	tcase_add_test(t, limit_nodes);
 	tcase_add_test(t, numel_and_strings);
 	tcase_add_test(t, printer);
+	tcase_add_test(t, invariants_of_golden_programs);
 	suite_add_tcase(s, t);
 	return s;
 }
