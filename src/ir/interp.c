@@ -144,6 +144,10 @@ static fz_status interp_sizes(Interp *in)
 	for (int i = 0; i < g->n; i++) {
 		const Node *n = &g->nodes[i];
 		int64_t e = 1;
+		if (in->last[i] < 0) { /* dead: never computed, so never too large */
+			in->numel[i] = 0;
+			continue;
+		}
 		for (int k = 0; k < n->rank; k++) {
 			int64_t d = ir_dim_value(n->shape[k], in->dims);
 			if (d > 0 && e > ((int64_t)1 << 62) / d)
