@@ -369,13 +369,13 @@ static NodeId build_cast(Builder *b, const Ast *e)
 static void add_call_context(Builder *b, const Stmt *fn, const Ast *call)
 {
 	Diag *d = b->d;
-	const char *tag = " (in '";
-	if (!d->set || strstr(d->message, tag))
+	if (!d->set || b->call_noted)
 		return;
 	if (d->span.off < fn->span.off || d->span.off >= fn->span.off + fn->span.len)
-		return;
-	d->message = arena_printf(b->a, "%s%s%.*s' called at %d:%d)", d->message, tag, fn->name_len, fn->name,
+		return; /* in the arguments: the caller's error */
+	d->message = arena_printf(b->a, "%s (in '%.*s' called at %d:%d)", d->message, fn->name_len, fn->name,
 	                          call->op_span.line, call->op_span.col);
+	b->call_noted = true;
 }
 
 static NodeId inline_fn(Builder *b, const Sym *fn, const Ast *call, const NodeId *args)

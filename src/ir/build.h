@@ -38,6 +38,7 @@ typedef struct Builder {
 	struct Scope *scope;  /* the fn body being inlined, NULL at top level */
 	struct Syms *syms;    /* the program's names */
 	struct Memo *memo;    /* fn calls already inlined */
+	bool call_noted;      /* the diagnostic already names the fn call it is in */
 } Builder;
 
 /* Combined expression depth across inlined fn bodies: each fn body is at
