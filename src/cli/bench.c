@@ -520,7 +520,7 @@ static bool copy_bandwidth(Bench *b)
 				break;
 			CU(cuMemFree)(c.src);
 		}
-		c.src = 0;
+		c.src = c.dst = 0;
 		c.bytes /= 2;
 	}
 	if (!c.dst) {
