@@ -606,9 +606,10 @@ static fz_status node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *b
 {
 	const Node *n = &r->g->nodes[id];
 	int64_t numel;
+	char ty[512];
 	if (!ir_numel(n->rank, n->shape, dims, &numel) || (uint64_t)numel > SIZE_MAX / 16)
-		return rt_fail(r->err, FZ_ERR_LIMIT, "a value of shape %s is too large for these sizes",
-		               ir_shape_str(r->p->c->arena, r->g, n->rank, n->shape));
+		return rt_fail(r->err, FZ_ERR_LIMIT, "a value of type %s is too large for these sizes",
+		               decl_text(r, n, ty, sizeof ty));
 	*bytes = (size_t)numel * fz_dtype_size((fz_dtype)n->dtype);
 	return FZ_OK;
 }
