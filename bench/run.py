@@ -706,10 +706,16 @@ def main(argv):
 
     if not args.no_fusec and not args.no_jit:
         log("jit start")
-        doc["jit"] = jit_start(args, log)
+        try:
+            doc["jit"] = jit_start(args, log)
+        except (OSError, subprocess.SubprocessError) as e:
+            doc["jit"] = {"error": "%s: %s" % (type(e).__name__, e)}
         log("  %s" % json.dumps(doc["jit"]))
         log("recompiles")
-        doc["recompiles"] = recompiles(args, log)
+        try:
+            doc["recompiles"] = recompiles(args, log)
+        except (OSError, subprocess.SubprocessError) as e:
+            doc["recompiles"] = [{"program": "?", "runs": 0, "errors": ["%s: %s" % (type(e).__name__, e)]}]
     doc["meta"]["elapsed_s"] = time.perf_counter() - t_start
     shutil.rmtree(inductor_cache, ignore_errors=True)
     shutil.rmtree(args.cache_dir, ignore_errors=True)

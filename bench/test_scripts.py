@@ -130,5 +130,59 @@ class Run(unittest.TestCase):
         self.assertNotIn("import torch", p.stderr)
 
 
+class FakeGpuRun(unittest.TestCase):
+    """run.py end to end on fake torch and triton (NumPy) and a fake GPU fusec
+    over the real binary (FUSEC_BIN, default build/fusec): catches glue
+    errors before they cost a GPU run."""
+
+    def test_end_to_end(self):
+        real = os.environ.get("FUSEC_BIN", os.path.join(run.ROOT, "build", "fusec"))
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            self.skipTest("numpy is not installed")
+        if not os.access(real, os.X_OK):
+            self.skipTest("no fusec binary at %s (set FUSEC_BIN)" % real)
+        import json
+        import fake_gpu
+        saved = dict(sys.modules), run.WORKLOADS, run.RECOMPILE_SIZES, os.environ.copy()
+        try:
+            fake_gpu.install()
+            small = {"N": 4096, "B": 8, "R": 8}
+            run.WORKLOADS = [dict(w, dims={k: min(v, small.get(k, 64)) for k, v in w["dims"].items()})
+                             for w in run.WORKLOADS]
+            run.RECOMPILE_SIZES = {"softmax": [{"B": 2, "N": 3}, {"B": 4, "N": 5}]}
+            with tempfile.TemporaryDirectory() as d:
+                fake = os.path.join(d, "fusec")
+                with open(fake, "w") as f:
+                    f.write(fake_gpu.FAKE_FUSEC)
+                os.chmod(fake, 0o755)
+                os.environ["FAKE_REAL_FUSEC"] = os.path.abspath(real)
+                out = os.path.join(d, "r.json")
+                import contextlib
+                import io
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    rc = run.main(["--fusec", fake, "--out", out])
+                self.assertEqual(rc, 0)
+                with open(out) as f:
+                    doc = json.load(f)
+        finally:
+            sys.modules.clear()
+            sys.modules.update(saved[0])
+            run.WORKLOADS, run.RECOMPILE_SIZES = saved[1], saved[2]
+            os.environ.clear()
+            os.environ.update(saved[3])
+        self.assertEqual(len(doc["workloads"]), len(saved[1]))
+        for rec in doc["workloads"]:
+            self.assertEqual(rec["errors"], [], rec["key"])
+            self.assertEqual(set(rec["results"]) - {"builtin"}, {"eager", "compiled", "fusec", "fusec_per_op"})
+            self.assertTrue(rec["fusec_check"]["ok"], rec["key"])
+            self.assertEqual(rec["min_bytes"], rec["fusec_raw"]["min_bytes"], rec["key"])
+        self.assertEqual(doc["jit"]["cold_compiles"], 1)
+        self.assertEqual([r["runs"] for r in doc["recompiles"]], [2])
+        self.assertIn("| softmax 8x1024 | fusec | 1.00 | 4.00 | 3.00 |", buf.getvalue())
+
+
 if __name__ == "__main__":
     unittest.main()
