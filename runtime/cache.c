@@ -416,8 +416,9 @@ static RtCacheEntry *scan(const char *dir, bool read_headers, bool verify, int *
 		if (!parse_entry_name(de->d_name, &key))
 			continue;
 		struct stat st;
-		int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) != 0) {
+		/* eviction needs only sizes and times: no need to open every entry */
+		int fd = read_headers ? openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC) : -1;
+		if (read_headers ? fd < 0 || fstat(fd, &st) != 0 : fstatat(dirfd(d), de->d_name, &st, 0) != 0) {
 			if (fd >= 0)
 				close(fd);
 			continue; /* deleted meanwhile by another process */
@@ -438,20 +439,18 @@ static RtCacheEntry *scan(const char *dir, bool read_headers, bool verify, int *
 		if (read_headers) {
 			Header h;
 			memset(&h, 0, sizeof h);
-			if (verify) {
+			if (verify)
 				e->problem = check_entry(fd, &key, &h, NULL);
-			} else if (read_full(fd, &h, sizeof h) && memcmp(h.magic, cache_magic, sizeof cache_magic) == 0) {
-				h.label[RT_CACHE_LABEL_MAX - 1] = 0;
-			} else {
+			else if (!read_full(fd, &h, sizeof h))
 				memset(&h, 0, sizeof h);
-			}
+			h.label[RT_CACHE_LABEL_MAX - 1] = 0;
 			if (memcmp(h.magic, cache_magic, sizeof cache_magic) == 0) {
 				e->arch = (int)h.arch;
 				e->nvrtc_version = (int)h.nvrtc_version;
 				snprintf(e->label, sizeof e->label, "%s", h.label);
 			}
+			close(fd);
 		}
-		close(fd);
 	}
 	closedir(d);
 	if (!v) {
