@@ -62,7 +62,9 @@ typedef struct Stmt {
 	/* STMT_IN */
 	int dtype;
 	int rank;        /* 0 for a scalar */
-	AstDim dims[FZ_MAX_RANK];
+	AstDim *dims;    /* rank entries, NULL for a scalar (a pointer, not an
+	                  * array of FZ_MAX_RANK: a program may hold millions
+	                  * of statements) */
 	/* STMT_LET, STMT_FN */
 	Ast *expr;
 	/* STMT_FN */

@@ -58,7 +58,7 @@ static void put_double(StrBuf *sb, double v)
 static const char *token_kind_label(TokKind k)
 {
 	static const char *const labels[] = {
-#define X(k, s) [k] = #k + 3,
+#define X(k, s) [k] = &#k[3], /* without "TK_" */
 		FE_TOKENS(X)
 #undef X
 	};

@@ -14,6 +14,11 @@
  * overflow check, floats by strtod on a bounded copy of the token (strtod
  * rounds correctly; the copy is needed because the buffer is not terminated).
  * The first error stops lexing: later errors are usually consequences.
+ *
+ * The lexer runs twice over the text: the first pass counts the tokens (and
+ * finds any error), the second fills an array of exactly that size. Lexing
+ * is cheap next to memory: a 16 MiB program can hold 16 million tokens, and
+ * a doubling array would waste as much again in the arena.
  */
 #include "frontend/lex.h"
 
@@ -40,8 +45,8 @@ typedef struct Lexer {
 	const unsigned char *base;       /* the start of the source */
 	const unsigned char *line_start; /* the first byte of the current line */
 	int line;
-	TokenList out;
-	int cap;
+	TokenList out;  /* items is NULL in the counting pass */
+	Token scratch;  /* what push returns in the counting pass */
 } Lexer;
 
 static Span span_of(const Lexer *lx, const unsigned char *start, const unsigned char *end)
@@ -53,9 +58,10 @@ static Span span_of(const Lexer *lx, const unsigned char *start, const unsigned 
 
 static Token *push(Lexer *lx, TokKind kind, const unsigned char *start, const unsigned char *end)
 {
-	Token t = {.kind = kind, .span = span_of(lx, start, end), .dtype = -1};
-	VEC_PUSH(lx->arena, lx->out.items, lx->out.n, lx->cap, t);
-	return &lx->out.items[lx->out.n - 1];
+	Token *t = lx->out.items ? &lx->out.items[lx->out.n] : &lx->scratch;
+	lx->out.n++;
+	*t = (Token){.kind = kind, .span = span_of(lx, start, end), .dtype = -1};
+	return t;
 }
 
 /* A token's text for a message, cut to a readable length. */
@@ -153,24 +159,27 @@ static bool bad_byte(Lexer *lx, const unsigned char *start)
  * text is missing, not at an empty line or a comment after it. */
 static void push_eof(Lexer *lx)
 {
-	Token t = {.kind = TK_EOF, .span = {0, 0, 1, 1}, .dtype = -1};
-	for (int i = lx->out.n - 1; i >= 0; i--) {
+	Token *t = push(lx, TK_EOF, lx->base, lx->base);
+	t->span = (Span){0, 0, 1, 1};
+	for (int i = lx->out.n - 2; i >= 0 && lx->out.items; i--) {
 		const Token *last = &lx->out.items[i];
 		if (last->kind != TK_NEWLINE) {
-			t.span = (Span){last->span.off + last->span.len, 0, last->span.line,
-			                last->span.col + (int32_t)last->span.len};
+			t->span = (Span){last->span.off + last->span.len, 0, last->span.line,
+			                 last->span.col + (int32_t)last->span.len};
 			break;
 		}
 	}
-	VEC_PUSH(lx->arena, lx->out.items, lx->out.n, lx->cap, t);
 }
 
-bool fe_lex(const Source *src, Arena *a, TokenList *out, Diag *d)
+/* One pass over the whole source; false on the first error. */
+static bool lex_pass(Lexer *lx)
 {
-	const unsigned char *cur = (const unsigned char *)src->text, *lim = cur + src->len, *mar = cur;
-	Lexer lx = {.src = src, .arena = a, .diag = d, .base = cur, .line_start = cur, .line = 1};
-	out->items = NULL;
-	out->n = 0;
+	const unsigned char *cur = lx->base, *lim = cur + lx->src->len, *mar = cur;
+	Diag *d = lx->diag;
+	Arena *a = lx->arena;
+	lx->line_start = cur;
+	lx->line = 1;
+	lx->out.n = 0;
 	for (;;) {
 		const unsigned char *tok = cur;
 		/*!re2c
@@ -195,46 +204,59 @@ bool fe_lex(const Source *src, Arena *a, TokenList *out, Diag *d)
 		dtype   = "f16" | "bf16" | "f32" | "f64" | "i32" | "i64" | "bool";
 		comment = "#" [^\n\x00]*;   // UTF-8 allowed; a final \r goes to the \r\n
 
-		$           { push_eof(&lx); break; }
+		$           { push_eof(lx); break; }
 		[ \t]+      { continue; }
 		comment     { if (cur[-1] == '\r' && cur < lim && *cur == '\n') cur--; continue; }
-		"\r"? "\n"  { push(&lx, TK_NEWLINE, tok, cur); lx.line++; lx.line_start = cur; continue; }
-		"in"        { push(&lx, TK_IN, tok, cur); continue; }
-		"out"       { push(&lx, TK_OUT, tok, cur); continue; }
-		"fn"        { push(&lx, TK_FN, tok, cur); continue; }
-		dtype       { push(&lx, TK_DTYPE, tok, cur)->dtype = dtype_from_name((const char *)tok, (size_t)(cur - tok)); continue; }
-		ident       { push(&lx, TK_IDENT, tok, cur); continue; }
-		int         { if (!lex_int(&lx, tok, cur)) return false; continue; }
-		float       { if (!lex_float(&lx, tok, cur)) return false; continue; }
-		badnum      { return bad_number(&lx, tok, cur); }
-		"("         { push(&lx, TK_LPAREN, tok, cur); continue; }
-		")"         { push(&lx, TK_RPAREN, tok, cur); continue; }
-		"["         { push(&lx, TK_LBRACKET, tok, cur); continue; }
-		"]"         { push(&lx, TK_RBRACKET, tok, cur); continue; }
-		","         { push(&lx, TK_COMMA, tok, cur); continue; }
-		":"         { push(&lx, TK_COLON, tok, cur); continue; }
-		";"         { push(&lx, TK_SEMI, tok, cur); continue; }
-		"="         { push(&lx, TK_ASSIGN, tok, cur); continue; }
-		"?"         { push(&lx, TK_QUESTION, tok, cur); continue; }
-		"||"        { push(&lx, TK_OROR, tok, cur); continue; }
-		"&&"        { push(&lx, TK_ANDAND, tok, cur); continue; }
-		"=="        { push(&lx, TK_EQ, tok, cur); continue; }
-		"!="        { push(&lx, TK_NE, tok, cur); continue; }
-		"<"         { push(&lx, TK_LT, tok, cur); continue; }
-		"<="        { push(&lx, TK_LE, tok, cur); continue; }
-		">"         { push(&lx, TK_GT, tok, cur); continue; }
-		">="        { push(&lx, TK_GE, tok, cur); continue; }
-		"+"         { push(&lx, TK_PLUS, tok, cur); continue; }
-		"-"         { push(&lx, TK_MINUS, tok, cur); continue; }
-		"*"         { push(&lx, TK_STAR, tok, cur); continue; }
-		"/"         { push(&lx, TK_SLASH, tok, cur); continue; }
-		"%"         { push(&lx, TK_PERCENT, tok, cur); continue; }
-		"!"         { push(&lx, TK_BANG, tok, cur); continue; }
-		"\x00"      { return diag_error(d, a, span_of(&lx, tok, tok + 1), "NUL byte in source"); }
-		*           { return bad_byte(&lx, tok); }
+		"\r"? "\n"  { push(lx, TK_NEWLINE, tok, cur); lx->line++; lx->line_start = cur; continue; }
+		"in"        { push(lx, TK_IN, tok, cur); continue; }
+		"out"       { push(lx, TK_OUT, tok, cur); continue; }
+		"fn"        { push(lx, TK_FN, tok, cur); continue; }
+		dtype       { push(lx, TK_DTYPE, tok, cur)->dtype = dtype_from_name((const char *)tok, (size_t)(cur - tok)); continue; }
+		ident       { push(lx, TK_IDENT, tok, cur); continue; }
+		int         { if (!lex_int(lx, tok, cur)) return false; continue; }
+		float       { if (!lex_float(lx, tok, cur)) return false; continue; }
+		badnum      { return bad_number(lx, tok, cur); }
+		"("         { push(lx, TK_LPAREN, tok, cur); continue; }
+		")"         { push(lx, TK_RPAREN, tok, cur); continue; }
+		"["         { push(lx, TK_LBRACKET, tok, cur); continue; }
+		"]"         { push(lx, TK_RBRACKET, tok, cur); continue; }
+		","         { push(lx, TK_COMMA, tok, cur); continue; }
+		":"         { push(lx, TK_COLON, tok, cur); continue; }
+		";"         { push(lx, TK_SEMI, tok, cur); continue; }
+		"="         { push(lx, TK_ASSIGN, tok, cur); continue; }
+		"?"         { push(lx, TK_QUESTION, tok, cur); continue; }
+		"||"        { push(lx, TK_OROR, tok, cur); continue; }
+		"&&"        { push(lx, TK_ANDAND, tok, cur); continue; }
+		"=="        { push(lx, TK_EQ, tok, cur); continue; }
+		"!="        { push(lx, TK_NE, tok, cur); continue; }
+		"<"         { push(lx, TK_LT, tok, cur); continue; }
+		"<="        { push(lx, TK_LE, tok, cur); continue; }
+		">"         { push(lx, TK_GT, tok, cur); continue; }
+		">="        { push(lx, TK_GE, tok, cur); continue; }
+		"+"         { push(lx, TK_PLUS, tok, cur); continue; }
+		"-"         { push(lx, TK_MINUS, tok, cur); continue; }
+		"*"         { push(lx, TK_STAR, tok, cur); continue; }
+		"/"         { push(lx, TK_SLASH, tok, cur); continue; }
+		"%"         { push(lx, TK_PERCENT, tok, cur); continue; }
+		"!"         { push(lx, TK_BANG, tok, cur); continue; }
+		"\x00"      { return diag_error(d, a, span_of(lx, tok, tok + 1), "NUL byte in source"); }
+		*           { return bad_byte(lx, tok); }
 		*/
 	}
 	(void)mar;
+	return true;
+}
+
+bool fe_lex(const Source *src, Arena *a, TokenList *out, Diag *d)
+{
+	Lexer lx = {.src = src, .arena = a, .diag = d, .base = (const unsigned char *)src->text};
+	out->items = NULL;
+	out->n = 0;
+	if (!lex_pass(&lx))
+		return false;
+	lx.out.items = ARENA_ARRAY(a, Token, lx.out.n);
+	if (!lex_pass(&lx))
+		return false;
 	*out = lx.out;
 	return true;
 }

@@ -64,14 +64,11 @@ static _Noreturn void fail_at(Parser *p, Span at, const char *fmt, ...) __attrib
 
 static _Noreturn void fail_at(Parser *p, Span at, const char *fmt, ...)
 {
-	if (!p->diag->set) {
-		va_list ap;
-		va_start(ap, fmt);
-		p->diag->message = arena_vprintf(p->arena, fmt, ap);
-		va_end(ap);
-		p->diag->span = at;
-		p->diag->set = true;
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	char *message = arena_vprintf(p->arena, fmt, ap);
+	va_end(ap);
+	diag_error(p->diag, p->arena, at, "%s", message);
 	longjmp(p->fail, 1);
 }
 
@@ -129,30 +126,36 @@ static Ast *new_node(Parser *p, AstKind kind, const Token *t)
 	return n;
 }
 
-/* An operator node over `nargs` operands; its height is checked here. */
+/* Sets n's height from its operands; past the limit is an error at `at`. */
+static void set_height(Parser *p, Ast *n, Span at)
+{
+	int height = 0;
+	for (int i = 0; i < n->nargs; i++)
+		if (n->args[i]->depth > height)
+			height = n->args[i]->depth;
+	n->depth = height + 1;
+	if (n->depth > FZ_MAX_DEPTH)
+		fail_at(p, at, too_deep, FZ_MAX_DEPTH);
+}
+
+/* An operator node over `nargs` operands, spanning them all. */
 static Ast *new_op(Parser *p, AstKind kind, const Token *op, Ast **args, int nargs)
 {
 	Ast *n = new_node(p, kind, op);
 	n->op = op->kind;
 	n->args = ARENA_ARRAY(p->arena, Ast *, nargs);
 	n->nargs = nargs;
-	int height = 0;
 	for (int i = 0; i < nargs; i++) {
 		n->args[i] = args[i];
 		n->span = span_join(n->span, args[i]->span);
-		if (args[i]->depth > height)
-			height = args[i]->depth;
 	}
-	n->depth = height + 1;
-	if (n->depth > FZ_MAX_DEPTH)
-		fail_at(p, op->span, too_deep, FZ_MAX_DEPTH);
+	set_height(p, n, op->span);
 	return n;
 }
 
 /* ---- expressions ----------------------------------------------------------------- */
 
 static Ast *expr(Parser *p);
-static Ast *unary(Parser *p);
 
 /* operand (op operand)*, for the operators listed in `ops` (ending with 0). */
 static Ast *left_assoc(Parser *p, Ast *(*operand)(Parser *), const TokKind *ops)
@@ -205,13 +208,7 @@ static Ast *call(Parser *p, const Token *name)
 		args(p, n);
 	close_bracket(p, TK_RPAREN);
 	leave(p);
-	int height = 0;
-	for (int i = 0; i < n->nargs; i++)
-		if (n->args[i]->depth > height)
-			height = n->args[i]->depth;
-	n->depth = height + 1;
-	if (n->depth > FZ_MAX_DEPTH)
-		fail_at(p, name->span, too_deep, FZ_MAX_DEPTH);
+	set_height(p, n, name->span);
 	n->span = span_join(n->span, p->prev);
 	return n;
 }
@@ -227,7 +224,6 @@ static Ast *cast(Parser *p, const Token *type)
 	close_bracket(p, TK_RPAREN);
 	leave(p);
 	Ast *n = new_op(p, AST_CAST, type, &arg, 1);
-	n->op = 0;
 	n->dtype = type->dtype;
 	n->span = span_join(n->span, p->prev);
 	return n;
@@ -371,12 +367,16 @@ static void type(Parser *p, Stmt *s)
 	if (peek(p)->kind != TK_LBRACKET)
 		return;
 	open_bracket(p, TK_LBRACKET);
+	AstDim dims[FZ_MAX_RANK];
+	memset(dims, 0, sizeof dims);
 	do {
 		if (s->rank == FZ_MAX_RANK)
 			fail_at(p, peek(p)->span, "tensor rank %d exceeds the limit of %d", FZ_MAX_RANK + 1, FZ_MAX_RANK);
-		dim(p, &s->dims[s->rank++]);
+		dim(p, &dims[s->rank++]);
 	} while (list_continues(p, TK_RBRACKET));
 	close_bracket(p, TK_RBRACKET);
+	s->dims = ARENA_ARRAY(p->arena, AstDim, s->rank);
+	memcpy(s->dims, dims, sizeof(AstDim) * (size_t)s->rank);
 }
 
 /* in_stmt = "in" IDENT ":" type */

@@ -98,6 +98,10 @@ START_TEST(test_in_statements)
 	ck_assert_int_eq(s->span.col, 1);
 	ck_assert_int_eq(s->span.len, 15);
 	pipe_free(c);
+	c = tu_compile("in s: i32", STAGE_AST);
+	ck_assert_int_eq(c->ast.stmts[0].rank, 0);
+	ck_assert_ptr_null(c->ast.stmts[0].dims);
+	pipe_free(c);
 }
 END_TEST
 
@@ -624,6 +628,29 @@ START_TEST(test_1mb_operator_chain)
 }
 END_TEST
 
+START_TEST(test_many_statements)
+{
+	/* 1 MB of short statements: linear time, every one kept in order */
+	enum { N = 1 << 18 };
+	char *src = malloc(4 * N + 1), *q = src;
+	for (int i = 0; i < N; i++, q += 4)
+		memcpy(q, i % 2 ? "b=2;" : "a=1\n", 4);
+	*q = 0;
+	Compilation *c = tu_compile(src, STAGE_AST);
+	ck_assert_int_eq(c->status, FZ_OK);
+	ck_assert_int_eq(c->ast.n, N);
+	ck_assert_int_eq(c->ast.stmts[N - 1].name[0], 'b');
+	/* "a=1\n" "b=2;a=1\n" "b=2;a=1\n" ... "b=2;" */
+	ck_assert_int_eq(c->ast.stmts[N - 1].span.line, N / 2 + 1);
+	ck_assert_int_eq(c->ast.stmts[N - 1].span.col, 1);
+	ck_assert_int_eq(c->ast.stmts[N - 2].span.line, N / 2);
+	ck_assert_int_eq(c->ast.stmts[N - 2].span.col, 5);
+	ck_assert(c->ast.stmts[N - 2].expr->ival == 1);
+	pipe_free(c);
+	free(src);
+}
+END_TEST
+
 START_TEST(test_unterminated_everything)
 {
 	static const char *const cases[] = {
@@ -720,6 +747,7 @@ Suite *parser_suite(void)
 	tcase_add_test(tc, test_100k_parentheses);
 	tcase_add_test(tc, test_100k_unary_minus);
 	tcase_add_test(tc, test_1mb_operator_chain);
+	tcase_add_test(tc, test_many_statements);
 	tcase_add_test(tc, test_unterminated_everything);
 	tcase_add_test(tc, test_random_token_sequences);
 	tcase_add_test(tc, test_nul_bytes_through_the_pipeline);
