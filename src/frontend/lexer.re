@@ -22,7 +22,6 @@
  */
 #include "frontend/lex.h"
 
-#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>

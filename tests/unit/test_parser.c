@@ -116,7 +116,7 @@ START_TEST(test_let_and_out_statements)
 	ck_assert(c->ast.stmts[0].is_out);
 	ck_assert_int_eq(c->ast.stmts[0].span.len, 13);
 	ck_assert_int_eq(c->ast.stmts[1].kind, STMT_OUT);
-	ck_assert(!c->ast.stmts[1].is_out || c->ast.stmts[1].kind == STMT_OUT);
+	ck_assert(!c->ast.stmts[1].is_out);
 	ck_assert_ptr_null(c->ast.stmts[1].expr);
 	ck_assert_int_eq(c->ast.stmts[1].name_span.line, 2);
 	ck_assert_int_eq(c->ast.stmts[1].name_span.col, 5);
