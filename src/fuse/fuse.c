@@ -92,6 +92,13 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* qsort and memcpy must not see the NULL of an empty arena vector. */
+static void sort(void *base, int n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, (size_t)n, size, cmp);
+}
+
 /* Does kernel `proto` read n from memory (rather than compute it)? */
 static bool reads_ref(const FuseCtx *c, NodeId n, int proto)
 {
@@ -123,9 +130,9 @@ static void walk(Builder *b, int proto)
 					VEC_PUSH(c->a, b->stack, b->nstack, b->capstack, nd->args[k]);
 		}
 	}
-	qsort(b->members, (size_t)b->nmembers, sizeof(NodeId), cmp_node);
-	qsort(b->reads, (size_t)b->nreads, sizeof(NodeId), cmp_node);
-	qsort(b->scalars, (size_t)b->nscalars, sizeof(NodeId), cmp_node);
+	sort(b->members, b->nmembers, sizeof(NodeId), cmp_node);
+	sort(b->reads, b->nreads, sizeof(NodeId), cmp_node);
+	sort(b->scalars, b->nscalars, sizeof(NodeId), cmp_node);
 }
 
 static void add_param(Builder *b, Kernel *k, int *cap, KParam prm)
@@ -186,7 +193,8 @@ static void fill_kernel(Builder *b, int proto, Kernel *k)
 	walk(b, proto);
 	k->nnodes = b->nmembers;
 	k->nodes = ARENA_ARRAY(c->a, NodeId, b->nmembers);
-	memcpy(k->nodes, b->members, sizeof(NodeId) * (size_t)b->nmembers);
+	if (b->nmembers > 0)
+		memcpy(k->nodes, b->members, sizeof(NodeId) * (size_t)b->nmembers);
 	k->reductions = ARENA_ARRAY(c->a, NodeId, b->nmembers);
 	for (int i = 0; i < b->nmembers; i++)
 		if (fz_is_reduce(&c->g->nodes[b->members[i]]))
@@ -210,7 +218,7 @@ static bool make_deps(Builder *b, int proto, Kernel *k)
 			                  "internal error: kernel %d reads %%%d from kernel %d, which runs later", k->id, n, dep);
 		VEC_PUSH(c->a, k->deps, k->ndeps, cap, dep);
 	}
-	qsort(k->deps, (size_t)k->ndeps, sizeof(int), cmp_int);
+	sort(k->deps, k->ndeps, sizeof(int), cmp_int);
 	int nd = 0;
 	for (int i = 0; i < k->ndeps; i++)
 		if (nd == 0 || k->deps[nd - 1] != k->deps[i])
@@ -315,7 +323,7 @@ static int cmp_unfused(const void *a, const void *b)
 
 static void finish_unfused(Builder *b, Plan *p)
 {
-	qsort(b->unf, (size_t)b->nunf, sizeof(Unfused), cmp_unfused);
+	sort(b->unf, b->nunf, sizeof(Unfused), cmp_unfused);
 	int n = 0;
 	for (int i = 0; i < b->nunf; i++)
 		if (n == 0 || b->unf[n - 1].producer != b->unf[i].producer || b->unf[n - 1].consumer != b->unf[i].consumer)
@@ -334,7 +342,7 @@ static bool build(FuseCtx *c, Plan *p)
 	b.kid = ARENA_ARRAY(c->a, int, c->nprotos + 1);
 	for (int i = 0; i < c->nprotos; i++)
 		order[i] = (Order){c->protos[i].level, c->protos[i].key, i};
-	qsort(order, (size_t)c->nprotos, sizeof(Order), cmp_order);
+	sort(order, c->nprotos, sizeof(Order), cmp_order);
 	for (int i = 0; i < c->nprotos; i++)
 		b.kid[order[i].proto] = i;
 	p->nkernels = c->nprotos;

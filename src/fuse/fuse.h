@@ -13,6 +13,17 @@
  *
  * Kernel parameters are listed in order (KParam): codegen writes the kernel
  * signature from them and the runtime packs the launch arguments from them.
+ * The order is: tensors read (PARAM_IN, ascending node id), tensors written
+ * (PARAM_OUT, ascending node id then output index), scalar inputs
+ * (PARAM_SCALAR, ascending node id), symbolic dims (PARAM_DIM, ascending).
+ * Every operand of a kernel's nodes is one of its nodes, a PARAM_IN or
+ * PARAM_SCALAR, or an OP_CONST (inlined by codegen).
+ *
+ * A node may be computed by several kernels (a recomputed producer), but a
+ * stored node is written by exactly one, and a reduction is computed by
+ * exactly one. Kernels are in launch order: every kernel a kernel reads from
+ * has a smaller id (the plan is acyclic by construction, see partition.c).
+ * Values stored for other kernels are rounded to their dtype there (f16/bf16).
  */
 #ifndef FUSEC_FUSE_H
 #define FUSEC_FUSE_H
@@ -40,10 +51,12 @@ typedef struct KParam {
 	int dim;      /* PARAM_DIM: the symbolic dim */
 } KParam;
 
-/* A kernel whose nodes are none copies (or fills) its outputs: each
- * PARAM_OUT's node is then a leaf, an input read by a PARAM_IN or PARAM_SCALAR
- * of the same node, or a constant. Such copies can also sit among the outputs
- * of a kernel that computes others. */
+/* A row kernel computes per-row nodes (shape [A..., 1], once per row) and
+ * full-row nodes (shape broadcastable to the rows, once per element); its
+ * PARAM_OUTs can be of either kind. A PARAM_OUT whose node is a leaf is a
+ * copy (input, read through the PARAM_IN or PARAM_SCALAR of the same node)
+ * or a fill (OP_CONST): a kernel with no nodes only copies and fills, and
+ * copies can also sit among the outputs of a kernel that computes others. */
 typedef struct Kernel {
 	int id;                     /* index in Plan.kernels (launch order) */
 	KernelKind kind;

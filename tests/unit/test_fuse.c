@@ -663,6 +663,17 @@ START_TEST(reduced_value_in_another_space)
 	                "out z = sum(x) * w\n",
 	                true, "row[B, N] w=sum@3:9; pw[C, B, 1] w=z r=sum@3:9");
 	pipe_free(c);
+	/* A stored output is read from its output buffer, not stored again. */
+	c = expect_plan("in x: f32[B, N]\n"
+	                "in v: f32[B, M]\n"
+	                "out z = v * max(x)\n"
+	                "out m = max(x)\n",
+	                true, "row[B, N] w=m; pw[B, M] w=z r=m");
+	ck_assert_int_eq(c->plan.ntemps, 0);
+	const KParam *in = &c->plan.kernels[1].params[1];
+	ck_assert_int_eq(in->kind, PARAM_IN);
+	ck_assert_int_eq(in->output, 1);
+	pipe_free(c);
 }
 END_TEST
 
