@@ -182,7 +182,7 @@ while i < len(args):
     if args[i] in ("--reps", "--warmup", "--seed", "--device"):
         i += 2
         continue
-    if args[i] != "--json":
+    if args[i] not in ("--json", "--graph"):
         keep.append(args[i])
     i += 1
 p = subprocess.run([real, "bench"] + keep + ["--dry-run", "--json"], capture_output=True, text=True)
@@ -194,6 +194,8 @@ for k, t in (("fused", 1.0), ("per_op", 2.0)):
     if k in d:
         d[k].update(median_us=t, min_us=t, host_us_per_call=3.0, wall_us_per_call=4.0, compile_ms=5.0,
                     jit_ms=5.0, compiles=1, disk_hits=0)
+        if "--graph" in args:
+            d[k].update(graph_host_us_per_call=6.0, graph_wall_us_per_call=7.0)
 if "fused" in d and "per_op" in d:
     d.update(speedup=2.0, outputs_rel_diff=0.0, outputs_nan=False)
 print(json.dumps(d))

@@ -106,7 +106,10 @@ def small_table(doc):
     rows = [rec for rec in doc["workloads"] if rec.get("launch_bound")]
     if not rows:
         return ""
-    out = ["| workload | system | device median (µs) | wall per call (µs) | host per call (µs) |",
+    out = ["Time per call of back-to-back calls: 'host' to submit them (launch overhead), 'wall' "
+           "until the GPU is done; fusec also replaying its launches as a CUDA graph "
+           "(`fz_run_set_graph`), PyTorch without graphs.", "",
+           "| workload | system | device median (µs) | wall per call (µs) | host per call (µs) |",
            "| --- | --- | --- | --- | --- |"]
     for rec in rows:
         for k, title in SYSTEMS:
@@ -116,6 +119,10 @@ def small_table(doc):
             out.append("| %s | %s | %s | %s | %s |" % (
                 rec.get("label", rec["key"]), title, fmt_us(r.get("us")),
                 fmt_us(r.get("wall_us_per_call")), fmt_us(r.get("host_us_per_call"))))
+            if r.get("graph_wall_us_per_call") is not None:
+                out.append("| %s | %s, CUDA graph | - | %s | %s |" % (
+                    rec.get("label", rec["key"]), title, fmt_us(r["graph_wall_us_per_call"]),
+                    fmt_us(r.get("graph_host_us_per_call"))))
     return "\n".join(out)
 
 

@@ -285,7 +285,7 @@ def fusec_env(args):
 def run_fusec(args, w, log):
     """fusec bench --json for one workload: the parsed object, or an error."""
     reps, warmup = (args.fusec_reps_small, 100) if w["launch_bound"] else (args.fusec_reps, 20)
-    cmd = fusec_cmd(args.fusec, args.examples, w, reps, warmup)
+    cmd = fusec_cmd(args.fusec, args.examples, w, reps, warmup, ["--graph"] if w["launch_bound"] else [])
     log("  $ " + " ".join(cmd))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.fusec_timeout,
@@ -308,7 +308,8 @@ def fusec_result(raw, mode):
         return None
     return {"us": m["median_us"], "kernels": m.get("kernels"), "bytes": m.get("bytes_moved"),
             "host_us_per_call": m.get("host_us_per_call"), "wall_us_per_call": m.get("wall_us_per_call"),
-            "compile_ms": m.get("compile_ms")}
+            "compile_ms": m.get("compile_ms"), "graph_host_us_per_call": m.get("graph_host_us_per_call"),
+            "graph_wall_us_per_call": m.get("graph_wall_us_per_call")}
 
 
 def apply_floor(doc, gbps):
@@ -582,7 +583,8 @@ def dry_run(args):
         if not args.no_fusec:
             reps = args.fusec_reps_small if w["launch_bound"] else args.fusec_reps
             print("    $ " + " ".join(fusec_cmd(args.fusec, args.examples, w, reps,
-                                                100 if w["launch_bound"] else 20)))
+                                                100 if w["launch_bound"] else 20,
+                                                ["--graph"] if w["launch_bound"] else [])))
             if not args.no_check:
                 print("    check: fusec run on .npy inputs at %s against float64"
                       % " ".join("%s=%d" % kv for kv in check_dims(w).items()))

@@ -181,7 +181,8 @@ class FakeGpuRun(unittest.TestCase):
             self.assertEqual(rec["min_bytes"], rec["fusec_raw"]["min_bytes"], rec["key"])
         self.assertEqual(doc["jit"]["cold_compiles"], 1)
         self.assertEqual([r["runs"] for r in doc["recompiles"]], [2])
-        self.assertIn("| softmax 8x1024 | fusec | 1.00 | 4.00 | 3.00 |", buf.getvalue())
+        self.assertIn("| softmax 8x1024 | fusec | 1.00 | 4.00 | 3.00 |\n"
+                      "| softmax 8x1024 | fusec, CUDA graph | - | 7.00 | 6.00 |", buf.getvalue())
 
 
 if __name__ == "__main__":

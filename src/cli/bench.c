@@ -54,6 +54,7 @@ static const char bench_usage[] =
 	"  --mode MODE       fused, per-op or both (default both)\n"
 	"  --seed N          seed of the random inputs (default 0)\n"
 	"  --device N        GPU ordinal (default 0)\n"
+	"  --graph           also the host time per call when the run replays a CUDA graph\n"
 	"  --dry-run         print what the plans say (bytes, kernels); no GPU needed\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -67,7 +68,7 @@ typedef struct BenchOptions {
 	const char **dim_names;  /* as given, up to '=' (NUL-terminated copies) */
 	int64_t *dim_values;
 	int ndims;
-	bool json, dry_run;
+	bool json, dry_run, graph;
 	int reps, warmup, modes, device;
 	uint64_t seed;
 } BenchOptions;
@@ -83,6 +84,7 @@ typedef struct ModeStats {
 	bool measured;
 	double median_us, min_us;
 	double host_us, wall_us; /* per call, back to back */
+	double graph_host_us, graph_wall_us; /* the same replaying a CUDA graph (--graph) */
 	double compile_ms;       /* fz_program_compile_file, JIT and load included */
 	double jit_ms;           /* of which compiling, reading and loading modules */
 	uint64_t compiles;       /* NVRTC compiles it caused */
@@ -250,6 +252,8 @@ static int parse_options(int argc, char **argv, BenchOptions *o)
 			o->json = true;
 		} else if (strcmp(a, "--dry-run") == 0) {
 			o->dry_run = true;
+		} else if (strcmp(a, "--graph") == 0) {
+			o->graph = true;
 		} else if (a[0] == '-' && a[1]) {
 			cli_error("bench: unknown option '%s' (see fusec bench --help)", a);
 			return EXIT_USAGE;
@@ -703,12 +707,13 @@ static bool run_call(void *arg, int i)
 	return fz_ok(fz_run_launch(a->r), "launch", fz_run_error(a->r));
 }
 
-/* Wall time per call of back-to-back launches on one buffer set: the time to
- * submit them (host) and until the GPU is done (wall). */
-static bool time_host(Bench *b, RunArg *a, ModeStats *ms)
+/* Time per call of back-to-back launches on one buffer set (so nothing is
+ * rebound): to submit them (host) and until the GPU is done (wall). */
+static bool time_back_to_back(Bench *b, RunArg *a, double *host_us, double *wall_us)
 {
 	int n = b->o.reps;
-	if (!bind_set(b, a->r, 0) || !cu_ok(CU(cuStreamSynchronize)(b->stream), "synchronize"))
+	if (!bind_set(b, a->r, 0) || !run_call(a, 0) || /* a graph is captured here */
+	    !fz_ok(fz_run_synchronize(a->r), "running the program", fz_run_error(a->r)))
 		return false;
 	double t0 = now_ms();
 	for (int i = 0; i < n; i++)
@@ -718,9 +723,21 @@ static bool time_host(Bench *b, RunArg *a, ModeStats *ms)
 	if (!fz_ok(fz_run_synchronize(a->r), "running the program", fz_run_error(a->r)))
 		return false;
 	double t2 = now_ms();
-	ms->host_us = (t1 - t0) * 1e3 / n;
-	ms->wall_us = (t2 - t0) * 1e3 / n;
+	*host_us = (t1 - t0) * 1e3 / n;
+	*wall_us = (t2 - t0) * 1e3 / n;
 	return true;
+}
+
+/* The launch overhead: kernel by kernel, then (--graph) replaying a graph. */
+static bool time_host(Bench *b, RunArg *a, ModeStats *ms)
+{
+	if (!time_back_to_back(b, a, &ms->host_us, &ms->wall_us))
+		return false;
+	if (!b->o.graph)
+		return true;
+	bool ok = fz_ok(fz_run_set_graph(a->r, 1), "enabling graphs", fz_run_error(a->r)) &&
+	          time_back_to_back(b, a, &ms->graph_host_us, &ms->graph_wall_us);
+	return fz_ok(fz_run_set_graph(a->r, 0), "disabling graphs", fz_run_error(a->r)) && ok;
 }
 
 static bool compile_mode(Bench *b, ModeStats *ms, fz_program **p)
@@ -886,6 +903,9 @@ static void json_mode(const Bench *b, const ModeStats *ms)
 		printf(", \"median_us\": %.6g, \"min_us\": %.6g, \"gbps\": %.6g, \"pct_floor\": %.6g", ms->median_us,
 		       ms->min_us, (double)b->min_bytes / ms->median_us / 1e3, 100 * floor_us(b) / ms->median_us);
 		printf(", \"host_us_per_call\": %.6g, \"wall_us_per_call\": %.6g", ms->host_us, ms->wall_us);
+		if (b->o.graph)
+			printf(", \"graph_host_us_per_call\": %.6g, \"graph_wall_us_per_call\": %.6g", ms->graph_host_us,
+			       ms->graph_wall_us);
 		printf(", \"compile_ms\": %.6g, \"jit_ms\": %.6g, \"compiles\": %llu, \"disk_hits\": %llu", ms->compile_ms,
 		       ms->jit_ms, (unsigned long long)ms->compiles, (unsigned long long)ms->disk_hits);
 	}
@@ -968,6 +988,10 @@ static void print_table(const Bench *b)
 		else
 			printf("%-8s %11s %8d %14lld\n", ms->title, "-", ms->kernels, (long long)ms->bytes_moved);
 	}
+	for (int m = 0; b->o.graph && m < NMODES; m++)
+		if (b->mode[m].measured)
+			printf("%s, replaying a CUDA graph: %.2f us/call on the host, %.2f us/call wall\n", b->mode[m].title,
+			       b->mode[m].graph_host_us, b->mode[m].graph_wall_us);
 	if (f->on && p->on) {
 		double ideal = (double)p->bytes_moved / (double)b->min_bytes;
 		if (f->measured && p->measured)

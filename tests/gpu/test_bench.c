@@ -149,6 +149,24 @@ START_TEST(large_set_is_not_rotated)
 }
 END_TEST
 
+START_TEST(launch_bound_with_graphs)
+{
+	const char *args[] = {"--dim", "N=4096", "--json", "--reps", "500", "--warmup", "50", "--graph", NULL};
+	ck_assert_int_eq(bench("examples/add_scale_bias_relu.fz", args), 0);
+	ck_assert_str_eq(err_buf, "");
+	ck_assert_double_gt(jnum(out_buf, "buffer_sets"), 1);
+	for (int m = 0; m < 2; m++) {
+		const char *mode = m ? "per_op" : "fused";
+		char k[64];
+		snprintf(k, sizeof k, "%s.graph_host_us_per_call", mode);
+		double host = jnum(out_buf, k);
+		snprintf(k, sizeof k, "%s.graph_wall_us_per_call", mode);
+		ck_assert_double_gt(host, 0);
+		ck_assert_double_ge(jnum(out_buf, k), host);
+	}
+}
+END_TEST
+
 START_TEST(half_types_and_table)
 {
 	const char *args[] = {"--dim", "R=64", "--dim", "C=1024", "--reps", "10", "--warmup", "2", NULL};
@@ -180,6 +198,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, softmax_json);
 	tcase_add_test(tc, large_set_is_not_rotated);
+	tcase_add_test(tc, launch_bound_with_graphs);
 	tcase_add_test(tc, half_types_and_table);
 	suite_add_tcase(su, tc);
 	int rc = tu_run(su);
