@@ -63,8 +63,8 @@ void fuse_explain(StrBuf *sb, const Plan *p)
 	if (!p->fused) {
 		sb_printf(sb,
 		          "per-op mode (--no-fuse): every op is its own kernel and stores its value, as eager PyTorch runs "
-		          "them; implicit casts are computed by their consumers (%d kernel%s, %d edge%s cross kernels)\n",
-		          p->nkernels, p->nkernels == 1 ? "" : "s", p->nunfused, p->nunfused == 1 ? "" : "s");
+		          "them; implicit casts are computed by their consumers (%d kernel%s, %d edge%s kernels)\n",
+		          p->nkernels, p->nkernels == 1 ? "" : "s", p->nunfused, p->nunfused == 1 ? " crosses" : "s cross");
 		return;
 	}
 	if (p->nunfused == 0)

@@ -748,7 +748,7 @@ START_TEST(scalar_arithmetic)
 	c = expect_plan(src, false, "pw[] w=mul@3:13; pw[N] w=y r=mul@3:13");
 	ck_assert_str_eq(emit(c, fuse_explain),
 	                 "per-op mode (--no-fuse): every op is its own kernel and stores its value, as eager PyTorch runs "
-	                 "them; implicit casts are computed by their consumers (2 kernels, 1 edge cross kernels)\n");
+	                 "them; implicit casts are computed by their consumers (2 kernels, 1 edge crosses kernels)\n");
 	pipe_free(c);
 }
 END_TEST
