@@ -60,6 +60,8 @@ void fz_explain_edges(Plan *p, Arena *a)
 
 void fuse_explain(StrBuf *sb, const Plan *p)
 {
+	if (!p->g)
+		return; /* no plan: the compilation stopped before fusion */
 	if (!p->fused) {
 		sb_printf(sb,
 		          "per-op mode (--no-fuse): every op is its own kernel and stores its value, as eager PyTorch runs "
@@ -138,6 +140,8 @@ static void dot_edges(StrBuf *sb, const Plan *p, const Kernel *k, const int *mar
 
 void fuse_print_dot(StrBuf *sb, const Plan *p)
 {
+	if (!p->g)
+		return; /* no plan: the compilation stopped before fusion */
 	const Graph *g = p->g;
 	sb_printf(sb, "digraph \"%s\" {\n  node [shape=box, fontname=\"monospace\"];\n", g->name);
 	int *mark = ARENA_ARRAY(sb->arena, int, g->n + 1);

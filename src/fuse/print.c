@@ -230,6 +230,8 @@ static void print_kernel(StrBuf *sb, const Plan *p, const int *writer, const Ker
 
 void fuse_print(StrBuf *sb, const Plan *p)
 {
+	if (!p->g)
+		return; /* no plan: the compilation stopped before fusion */
 	sb_printf(sb, "plan %s (%s): %d kernel%s, %d temporar%s\n", p->g->name, p->fused ? "fused" : "per-op",
 	          p->nkernels, p->nkernels == 1 ? "" : "s", p->ntemps, p->ntemps == 1 ? "y" : "ies");
 	Poly total = {0};
