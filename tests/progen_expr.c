@@ -497,20 +497,19 @@ static bool reduce_attr(const G *g, Op op, const PAttr *x, PAttr *r)
 	return true;
 }
 
-/* Result dtype of an op (weak operands joined), or false if it has none. */
-static bool op_type(Op op, int n, const PAttr *x, fz_dtype *operand, PAttr *r)
+/* The operand dtype of an op: its value operands joined (weak literals
+ * take the other operand's dtype; a where's condition is not joined). */
+static fz_dtype op_type(Op op, int n, const PAttr *x, bool *weak)
 {
-	bool weak = x[0].weak;
-	fz_dtype t = x[0].dt;
 	int first = ir_ops[op].cls == OC_SELECT ? 1 : 0;
-	t = x[first].dt, weak = x[first].weak;
+	PAttr acc = {.dt = x[first].dt, .weak = x[first].weak};
 	for (int i = first + 1; i < n; i++) {
-		PAttr acc = {.dt = t, .weak = weak};
-		t = join2(&acc, &x[i], &weak);
+		bool w;
+		acc.dt = join2(&acc, &x[i], &w);
+		acc.weak = w;
 	}
-	*operand = t;
-	r->dt = t, r->weak = weak;
-	return true;
+	*weak = acc.weak;
+	return acc.dt;
 }
 
 /* The abstract value of op over arguments x (n of them); false when the op
@@ -538,8 +537,8 @@ static bool op_attr(const G *g, Op op, fz_dtype to, int n, const PAttr *x, PAttr
 		ok = !x[0].weak && cast_attr(to, &x[0], r);
 		meta.dt = r->dt, meta.weak = false;
 	} else {
-		fz_dtype t;
-		op_type(op, n, x, &t, r);
+		fz_dtype t = op_type(op, n, x, &r->weak);
+		r->dt = t;
 		PAttr c[3];
 		for (int i = 0; i < n; i++)
 			c[i] = conv(x[i], (cls == OC_SELECT && i == 0) ? FZ_BOOL : t);
