@@ -105,6 +105,17 @@ bool irb_broadcast(Builder *b, int n, const NodeId *args, Span at, int *rank, Di
 		shape[r - k] = d;
 	}
 	*rank = r;
+	/* Literal dims of operands can multiply past 2^62 only here (inputs are
+	 * checked when declared); symbolic dims are checked when bound. */
+	int64_t literal = 1;
+	for (int k = 0; k < r; k++) {
+		if (dim_is_sym(shape[k]) || shape[k] == 0)
+			continue;
+		if (shape[k] > ((int64_t)1 << 62) / literal)
+			return diag_error(b->d, b->a, at, "the result of '%.*s' has more than 2^62 elements: %s", (int)at.len,
+			                  b->src->text + at.off, ir_shape_str(b->a, b->g, r, shape));
+		literal *= shape[k];
+	}
 	return true;
 }
 
