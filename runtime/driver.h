@@ -44,6 +44,7 @@
 	X(cuMemcpyDtoHAsync, 3020)          \
 	X(cuMemcpyDtoDAsync, 3020)          \
 	X(cuLaunchKernel, 4000)             \
+	X(cuLaunchKernelEx, 11060)          \
 	X(cuStreamCreate, 2000)             \
 	X(cuStreamDestroy, 4000)            \
 	X(cuStreamSynchronize, 2000)        \

@@ -59,6 +59,7 @@ typedef struct RtOutput {
 typedef struct RtLaunch {
 	CUfunction f;
 	unsigned grid[3], block[3], smem;
+	bool cooperative;         /* its blocks must be co-resident (split rows) */
 	void **params;
 	CUdeviceptr ws;           /* workspace, zeroed before each launch */
 	size_t ws_bytes;
@@ -698,6 +699,7 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		memcpy(l->grid, cl[k].grid, sizeof l->grid);
 		memcpy(l->block, cl[k].block, sizeof l->block);
 		l->smem = cl[k].smem;
+		l->cooperative = cl[k].cooperative;
 		l->ws_bytes = cl[k].workspace > 0 ? (size_t)cl[k].workspace : 0;
 		l->params = sp->params + used;
 		for (int j = 0; j < e->nargs; j++)
@@ -886,14 +888,29 @@ static fz_status copy_outputs(fz_run *r, CUstream st)
 	return FZ_OK;
 }
 
+/* A cooperative launch (cuLaunchKernelEx, which stream capture records as a
+ * cooperative graph node). */
+static CUresult launch_cooperative(const RtLaunch *l, CUstream st)
+{
+	CUlaunchAttribute attr;
+	memset(&attr, 0, sizeof attr);
+	attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	attr.value.cooperative = 1;
+	CUlaunchConfig cfg = {l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+	                      l->smem, st, &attr, 1};
+	return CU(cuLaunchKernelEx)(&cfg, l->f, l->params, NULL);
+}
+
 static fz_status enqueue(fz_run *r, const RtSizePlan *sp, CUstream st)
 {
 	for (int i = 0; i < sp->nlaunches; i++) {
 		const RtLaunch *l = &sp->launches[i];
 		CUresult res = CUDA_SUCCESS;
-		if (l->ws_bytes)
+		if (l->ws_bytes) /* codegen's contract: zeroed before every launch */
 			res = CU(cuMemsetD8Async)(l->ws, 0, l->ws_bytes, st);
-		if (res == CUDA_SUCCESS)
+		if (res == CUDA_SUCCESS && l->cooperative)
+			res = launch_cooperative(l, st);
+		else if (res == CUDA_SUCCESS)
 			res = CU(cuLaunchKernel)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
 			                         l->block[2], l->smem, st, l->params, NULL);
 		if (res != CUDA_SUCCESS)
