@@ -104,7 +104,7 @@ static void shadow_check(Report *r, uint64_t seed, const ProgenOptions *opt, con
 	ProgenInfo si;
 	char *st = progen_program(seed, &so, &si), err[512];
 	ck_assert_ptr_nonnull(st);
-	Compilation *c = compile(st, true);
+	Compilation *c = compile_to(st, true, STAGE_IR);
 	int64_t dims[FZ_MAX_INPUTS];
 	Tensor in[FZ_MAX_INPUTS], sout[FZ_MAX_OUTPUTS];
 	if (c->status != FZ_OK) {
