@@ -283,6 +283,10 @@ bool npy_read(const char *path, Tensor *out, char *err, size_t errlen)
 	long off = 0;
 	struct stat st;
 	Tensor t = {0};
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen opens one; reading it fails */
+		fclose(f);
+		return npy_fail(err, errlen, path, "cannot open: %s", strerror(EISDIR));
+	}
 	bool ok = npy_read_header(f, path, &h, &off, err, errlen) && npy_check_dtype(path, &h, &t.dtype, err, errlen);
 	if (ok && fstat(fileno(f), &st) != 0)
 		ok = npy_fail(err, errlen, path, "cannot stat: %s", strerror(errno));
