@@ -417,8 +417,20 @@ static RtCacheEntry *scan(const char *dir, bool read_headers, bool verify, int *
 			continue;
 		struct stat st;
 		/* eviction needs only sizes and times: no need to open every entry */
-		int fd = read_headers ? openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC) : -1;
-		if (read_headers ? fd < 0 || fstat(fd, &st) != 0 : fstatat(dirfd(d), de->d_name, &st, 0) != 0) {
+		int fd = -1, rc = -1;
+		const char *unreadable = NULL;
+		if (read_headers) {
+			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
+			if (fd < 0 && errno != ENOENT) /* there, but unreadable: listed, not skipped */
+				unreadable = errno == EACCES ? "cannot be read (permission denied)" : "cannot be read";
+			if (fd >= 0)
+				rc = fstat(fd, &st);
+			else if (unreadable)
+				rc = fstatat(dirfd(d), de->d_name, &st, 0);
+		} else {
+			rc = fstatat(dirfd(d), de->d_name, &st, 0);
+		}
+		if (rc != 0) {
 			if (fd >= 0)
 				close(fd);
 			continue; /* deleted meanwhile by another process */
@@ -436,7 +448,9 @@ static RtCacheEntry *scan(const char *dir, bool read_headers, bool verify, int *
 		memcpy(e->file, de->d_name, 37); /* parse_entry_name checked: 36 chars */
 		e->bytes = (uint64_t)st.st_size;
 		e->mtime = st.st_mtime;
-		if (read_headers) {
+		if (unreadable) {
+			e->problem = unreadable;
+		} else if (read_headers) {
 			Header h;
 			memset(&h, 0, sizeof h);
 			if (verify)
