@@ -1,0 +1,136 @@
+/*
+ * cgint.h: what the files of the code generator share.
+ *
+ *   cg.c         cg_generate: checks the plan, runs the kernel emitters, and
+ *                assembles the module (prelude first, then the kernels)
+ *   prelude.c    the device helpers (fz_*), emitted only where used
+ *   expr.c       names, comments, constants and the C expression of each op
+ *   pointwise.c  pointwise kernels
+ *   row.c        row kernels (reductions), one entry for every schedule
+ *   launch.c     cg_launch: entry, grid, block, shared memory, workspace
+ *
+ * Generated code is in SSA style: the value of node N is `tN` (or an array
+ * element where a loop computes V of them at once); no expression is nested
+ * beyond one op, so nothing recurses over the graph's depth.
+ */
+#ifndef FUSEC_CGINT_H
+#define FUSEC_CGINT_H
+
+#include "codegen/cg.h"
+
+/* What cg_launch needs about each plan kernel (CgModule.kinfo[k]). */
+struct CgKernelInfo {
+	KernelKind kind;
+	int entry;                     /* index in CgModule.entries */
+	int vec;                       /* elements per chunk (V): 16 bytes of the narrowest stream */
+	int max_threads;               /* the entry's __launch_bounds__ */
+	int nslots;                    /* row: shared-memory cache slots */
+	int *slot_bytes;               /* row: bytes per element of each slot */
+	int nred;                      /* row: most reductions finished in one pass */
+	int npasses;                   /* row: passes over each row, the epilogue included */
+	bool rowc_store;               /* row: writes per-row values (runs even when N = 0) */
+};
+
+/* Prelude pieces: which helpers the module uses. */
+enum {
+	CGH_INT = 1u << 0,     /* wrapping integer arithmetic, division that never traps */
+	CGH_MINMAX = 1u << 1,  /* NaN-propagating minimum, maximum, clamp */
+	CGH_POW = 1u << 2,     /* pow, exact for integers */
+	CGH_ROUND = 1u << 3,   /* rounding to f16/bf16 (explicit casts) */
+	CGH_BCAST = 1u << 4,   /* loads of broadcast operands */
+	CGH_ROW = 1u << 5,     /* reductions, the row cache, split-row exchange */
+};
+/* One bit per op for the math helpers fz_<name> (OC_MATH ops). */
+#define CGH_OP(op) (1ull << (8 + (int)(op)))
+
+typedef struct Cg {
+	const Plan *p;
+	const Graph *g;
+	Arena *a;
+	Diag *d;
+	StrBuf *sb;                    /* the kernels' text (the prelude is prepended) */
+	uint64_t helpers;              /* CGH_* and CGH_OP(op) bits */
+	/* Scratch indexed by node, valid for the kernel being emitted. */
+	const char **vname;            /* how the current scope names a node's value */
+	int32_t *pin;                  /* PARAM_IN/PARAM_SCALAR index loading the node, or -1 */
+	int32_t *mark, *mark2, *mark3; /* stamps for closures and sets */
+	int32_t stamp;
+	int32_t *ph;                   /* row kernels: reductions on the way from the leaves */
+	int32_t *lastread;             /* row kernels: last pass reading a cached value, -1 */
+	uint8_t *nflags;               /* row kernels: NK_* (row.c) */
+	/* The kernel being emitted. */
+	const Kernel *k;
+	const char *kname;             /* its name as a C identifier */
+	int kid;
+	int vec;
+	struct CgKernelInfo *info;
+} Cg;
+
+/* ---- expr.c --------------------------------------------------------------- */
+
+/* C types: how a dtype is stored in memory and what it is computed in. */
+const char *cg_store_type(fz_dtype t);
+const char *cg_compute_type(fz_dtype t);
+/* Bytes of the type a node is cached in (storage for leaves, else compute). */
+int cg_compute_size(fz_dtype t);
+/* The identifier of kernel parameter i ("in_x", "out_y", "tmp7", "dim_N"). */
+const char *cg_param_name(Cg *c, int i);
+/* A dimension as a C expression ("dim_N" or "7LL"). */
+const char *cg_dim_expr(Cg *c, const Kernel *k, Dim d);
+/* The source text of a node for a // comment: one line, printable, no line
+ * splice, truncated, followed by its position. */
+const char *cg_comment(Cg *c, const Node *n);
+/* The C expression computing node n from its arguments' names. NULL (with a
+ * diagnostic) for an op the kernel cannot compute. */
+const char *cg_node_expr(Cg *c, NodeId id);
+/* The value of a node in the current scope: vname, or a literal constant. */
+const char *cg_value(Cg *c, NodeId id);
+/* Mark a new stamp; returns it. */
+int32_t cg_new_stamp(Cg *c);
+/* An internal error: the plan is not what the code generator expects. */
+bool cg_internal(Cg *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Kernel parameter list "(const float *__restrict__ in_x, ...)". */
+void cg_signature(Cg *c, const Kernel *k, bool workspace);
+/* Record that `node` is loaded by parameter `i`, for every PARAM_IN/SCALAR. */
+void cg_bind_params(Cg *c, const Kernel *k);
+void cg_unbind_params(Cg *c, const Kernel *k);
+/* Is node id computed by kernel k (listed in k->nodes)? Uses c->mark with the given stamp. */
+bool cg_is_leaf(Cg *c, NodeId id);
+/* Node shape aligned to a domain of rank r: dim of axis ax (1 where missing). */
+Dim cg_dim_at(const Node *n, int r, int ax);
+
+/* ---- index.c -------------------------------------------------------------- */
+
+/* A run of axes lo .. hi-1 that an operand keeps (or broadcasts) alike. */
+typedef struct CgRun {
+	int lo, hi;
+	bool kept;
+} CgRun;
+
+/* The runs of node n over axes 0 .. hi-1 of a domain of rank r, innermost
+ * first, axes of literal size 1 left out; -1 if a dim neither matches nor
+ * broadcasts. */
+int cg_runs(const Node *n, int r, const Dim *dom, int hi, CgRun *runs);
+/* Product of the kernel domain's dims lo .. hi-1 as a C expression. */
+const char *cg_extent(Cg *c, const Kernel *k, int lo, int hi);
+/* The offset of element `var` of an index space of axes 0 .. hi-1 in an
+ * operand with these runs; its constants are declared now (named after px). */
+const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
+                      const char *indent);
+/* Chunk width: 16 bytes of the narrowest per-element stream, at most 8. */
+int cg_vec_width(Cg *c, bool row);
+/* Alignment a streamed pointer of dtype t needs for chunks of vec elements. */
+int cg_vec_align(int vec, fz_dtype t);
+
+/* ---- prelude.c ------------------------------------------------------------ */
+
+void cg_prelude(StrBuf *sb, uint64_t helpers);
+/* Whether the prelude defines fz_<name> for this op. */
+bool cg_has_math_helper(Op op);
+
+/* ---- pointwise.c, row.c ----------------------------------------------------- */
+
+bool cg_pointwise(Cg *c);
+bool cg_row(Cg *c);
+
+#endif

@@ -1,0 +1,376 @@
+/*
+ * expr.c: the pieces of generated code that do not depend on the schedule:
+ * C types, parameter names, source comments, literals, and the expression
+ * that computes each op from the names of its arguments.
+ *
+ * User identifiers are never pasted raw: a parameter is `in_`, `out_` or
+ * `dim_` followed by the identifier (which holds only [A-Za-z0-9_]; anything
+ * else would be hex-escaped), and everything the generator names itself
+ * starts with `fz_`, `t`, `l`, `f`, `s`, `a` or `st` followed by a digit, so
+ * no user name can be a CUDA keyword or clash with a generated one. Source
+ * text only appears in // comments, made harmless: printable ASCII on one
+ * line, never ending in a backslash (which would splice the next line in).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cgint.h"
+
+const char *cg_store_type(fz_dtype t)
+{
+	switch (t) {
+	case FZ_BOOL: return "unsigned char";
+	case FZ_I32: return "int";
+	case FZ_I64: return "long long";
+	case FZ_F16: return "fz_f16";
+	case FZ_BF16: return "fz_bf16";
+	case FZ_F32: return "float";
+	case FZ_F64: return "double";
+	default: return "void";
+	}
+}
+
+const char *cg_compute_type(fz_dtype t)
+{
+	switch (t) {
+	case FZ_BOOL: return "bool";
+	case FZ_I32: return "int";
+	case FZ_I64: return "long long";
+	case FZ_F64: return "double";
+	default: return "float";
+	}
+}
+
+int cg_compute_size(fz_dtype t)
+{
+	switch (t) {
+	case FZ_BOOL: return 1;
+	case FZ_I64:
+	case FZ_F64: return 8;
+	default: return 4;
+	}
+}
+
+bool cg_internal(Cg *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = arena_vprintf(c->a, fmt, ap);
+	va_end(ap);
+	Span none = {0, 0, 0, 0};
+	return diag_error(c->d, c->a, none, "internal error in code generation: %s", msg);
+}
+
+int32_t cg_new_stamp(Cg *c) { return ++c->stamp; }
+
+/* An identifier made safe: [A-Za-z0-9_] kept, anything else as _xHH. */
+static const char *mangle(Cg *c, const char *prefix, const char *name)
+{
+	StrBuf sb;
+	sb_init(&sb, c->a);
+	sb_puts(&sb, prefix);
+	for (const unsigned char *s = (const unsigned char *)(name ? name : ""); *s; s++) {
+		bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_';
+		if (ok)
+			sb_putn(&sb, (const char *)s, 1);
+		else
+			sb_printf(&sb, "_x%02x", *s);
+	}
+	return sb_str(&sb);
+}
+
+const char *cg_param_name(Cg *c, int i)
+{
+	const KParam *kp = &c->k->params[i];
+	const Graph *g = c->g;
+	switch (kp->kind) {
+	case PARAM_DIM:
+		return mangle(c, "dim_", kp->dim >= 0 && kp->dim < g->ndims ? g->dims[kp->dim] : "");
+	case PARAM_OUT:
+		if (kp->output >= 0 && kp->output < g->noutputs)
+			return mangle(c, "out_", g->outputs[kp->output].name);
+		return arena_printf(c->a, "st%d", kp->node);
+	default: {
+		const Node *n = &g->nodes[kp->node];
+		if (n->op == OP_INPUT && n->input >= 0 && n->input < g->ninputs)
+			return mangle(c, "in_", g->inputs[n->input].name);
+		return arena_printf(c->a, "st%d", kp->node);
+	}
+	}
+}
+
+const char *cg_dim_expr(Cg *c, const Kernel *k, Dim d)
+{
+	if (!dim_is_sym(d))
+		return arena_printf(c->a, "%lldLL", (long long)d);
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind == PARAM_DIM && k->params[i].dim == dim_sym(d))
+			return cg_param_name(c, i);
+	cg_internal(c, "kernel %s has no parameter for dimension %s", k->name,
+	            dim_sym(d) < c->g->ndims ? c->g->dims[dim_sym(d)] : "?");
+	return "0LL";
+}
+
+Dim cg_dim_at(const Node *n, int r, int ax)
+{
+	int i = ax - (r - n->rank);
+	return i < 0 ? 1 : n->shape[i];
+}
+
+const char *cg_comment(Cg *c, const Node *n)
+{
+	const Source *src = c->g->src;
+	StrBuf sb;
+	sb_init(&sb, c->a);
+	size_t off = n->span.off, len = n->span.len;
+	if (!src || !src->text || off >= src->len || len == 0)
+		return ir_ops[n->op].name;
+	if (len > src->len - off)
+		len = src->len - off;
+	const size_t max = 64;
+	bool space = false;
+	size_t shown = 0;
+	for (size_t i = 0; i < len && shown < max; i++) {
+		unsigned char ch = (unsigned char)src->text[off + i];
+		if (ch < 0x20 || ch >= 0x7f || ch == ' ') {
+			space = shown > 0;
+			continue;
+		}
+		if (space)
+			sb_puts(&sb, " "), shown++;
+		space = false;
+		if (ch == '\\')
+			sb_puts(&sb, "\\\\");
+		else if (ch == '?' && sb.len > 0 && sb.buf[sb.len - 1] == '?')
+			sb_puts(&sb, " ?"); /* no trigraph */
+		else
+			sb_putn(&sb, (const char *)&ch, 1);
+		shown++;
+	}
+	if (shown >= max && len > max)
+		sb_puts(&sb, " ...");
+	if (sb.len > 0 && sb.buf[sb.len - 1] == '\\')
+		sb_puts(&sb, " |"); /* never end a line in a backslash */
+	return sb.len ? sb_str(&sb) : ir_ops[n->op].name;
+}
+
+/* ---- literals ---------------------------------------------------------------- */
+
+static const char *float_literal(Cg *c, double v, bool dbl)
+{
+	if (isnan(v))
+		return dbl ? "__longlong_as_double(0x7ff8000000000000ll)" : "__uint_as_float(0x7fc00000u)";
+	if (isinf(v))
+		return v > 0 ? (dbl ? "__longlong_as_double(0x7ff0000000000000ll)" : "__uint_as_float(0x7f800000u)")
+		             : (dbl ? "(-__longlong_as_double(0x7ff0000000000000ll))" : "(-__uint_as_float(0x7f800000u))");
+	char buf[64];
+	if (dbl)
+		snprintf(buf, sizeof buf, "%.17g", v);
+	else
+		snprintf(buf, sizeof buf, "%.9g", (double)(float)v);
+	if (!dbl && isinf((float)v)) /* a double beyond float's range */
+		return v > 0 ? "__uint_as_float(0x7f800000u)" : "(-__uint_as_float(0x7f800000u))";
+	if (!strpbrk(buf, ".e"))
+		strcat(buf, ".0");
+	bool neg = buf[0] == '-';
+	return arena_printf(c->a, "%s%s%s%s", neg ? "(" : "", buf, dbl ? "" : "f", neg ? ")" : "");
+}
+
+static const char *const_literal(Cg *c, const Node *n)
+{
+	switch (n->dtype) {
+	case FZ_BOOL: return n->c.i ? "true" : "false";
+	case FZ_I32: {
+		int32_t v = (int32_t)n->c.i;
+		if (v == INT32_MIN)
+			return "(-2147483647 - 1)";
+		return arena_printf(c->a, v < 0 ? "(%d)" : "%d", v);
+	}
+	case FZ_I64: {
+		long long v = (long long)n->c.i;
+		if (v == INT64_MIN)
+			return "(-9223372036854775807LL - 1)";
+		return arena_printf(c->a, v < 0 ? "(%lldLL)" : "%lldLL", v);
+	}
+	case FZ_F64: return float_literal(c, n->c.f, true);
+	default: return float_literal(c, n->c.f, false);
+	}
+}
+
+const char *cg_value(Cg *c, NodeId id)
+{
+	const Node *n = &c->g->nodes[id];
+	if (n->op == OP_CONST)
+		return const_literal(c, n);
+	if (c->vname[id])
+		return c->vname[id];
+	cg_internal(c, "node %%%d (%s) is used but not available in kernel %s", id, ir_ops[n->op].name,
+	            c->k ? c->k->name : "?");
+	return "0";
+}
+
+/* ---- expressions -------------------------------------------------------------- */
+
+static const char *cast_expr(Cg *c, fz_dtype from, fz_dtype to, const char *a)
+{
+	bool fdbl = from == FZ_F64, ffloat = dtype_is_float(from) && !fdbl;
+	switch (to) {
+	case FZ_BOOL:
+		if (from == FZ_BOOL)
+			return a;
+		return arena_printf(c->a, "%s != %s", a, dtype_is_float(from) ? (fdbl ? "0.0" : "0.0f") : "0");
+	case FZ_I32:
+		if (ffloat)
+			return arena_printf(c->a, "__float2int_rz(%s)", a);
+		if (fdbl)
+			return arena_printf(c->a, "__double2int_rz(%s)", a);
+		if (from == FZ_I64)
+			return arena_printf(c->a, "(int)(unsigned)(unsigned long long)%s", a);
+		return from == FZ_I32 ? a : arena_printf(c->a, "(int)%s", a);
+	case FZ_I64:
+		if (ffloat)
+			return arena_printf(c->a, "__float2ll_rz(%s)", a);
+		if (fdbl)
+			return arena_printf(c->a, "__double2ll_rz(%s)", a);
+		return from == FZ_I64 ? a : arena_printf(c->a, "(long long)%s", a);
+	case FZ_F64: return fdbl ? a : arena_printf(c->a, "(double)%s", a);
+	case FZ_F32: return ffloat ? a : arena_printf(c->a, "(float)%s", a);
+	case FZ_F16:
+	case FZ_BF16: {
+		c->helpers |= CGH_ROUND;
+		const char *v = ffloat ? a
+		                : fdbl ? arena_printf(c->a, "fz_odd(%s)", a)
+		                : from == FZ_BOOL ? arena_printf(c->a, "(float)%s", a)
+		                                  : arena_printf(c->a, "fz_odd((long long)%s)", a);
+		return arena_printf(c->a, "fz_round_%s(%s)", to == FZ_F16 ? "f16" : "bf16", v);
+	}
+	default: return a;
+	}
+}
+
+static const char *binary(Cg *c, const Node *n, const char *op, const char *fn, const char *a, const char *b)
+{
+	if (dtype_is_float(n->dtype))
+		return arena_printf(c->a, "%s %s %s", a, op, b);
+	c->helpers |= CGH_INT;
+	return arena_printf(c->a, "%s(%s, %s)", fn, a, b);
+}
+
+static const char *math_expr(Cg *c, const Node *n, const Node *arg, const char *a)
+{
+	Op op = (Op)n->op;
+	if (!cg_has_math_helper(op))
+		return NULL;
+	c->helpers |= CGH_OP(op);
+	bool keep = op == OP_ISNAN || op == OP_ISINF;
+	const char *ct = cg_compute_type(n->dtype);
+	if (!keep && strcmp(cg_compute_type(arg->dtype), ct) != 0)
+		a = arena_printf(c->a, "(%s)%s", ct, a);
+	return arena_printf(c->a, "fz_%s(%s)", ir_ops[op].name, a);
+}
+
+const char *cg_node_expr(Cg *c, NodeId id)
+{
+	const Graph *g = c->g;
+	const Node *n = &g->nodes[id];
+	const char *v[3] = {NULL, NULL, NULL};
+	for (int i = 0; i < ir_ops[n->op].arity && i < 3; i++)
+		v[i] = cg_value(c, n->args[i]);
+	const char *a = v[0], *b = v[1];
+	bool flt = dtype_is_float(n->dtype), integer = dtype_is_int(n->dtype);
+	switch ((Op)n->op) {
+	case OP_NEG:
+		if (flt)
+			return arena_printf(c->a, "-%s", a);
+		if (!integer)
+			break;
+		c->helpers |= CGH_INT;
+		return arena_printf(c->a, "fz_neg(%s)", a);
+	case OP_NOT: return arena_printf(c->a, "!%s", a);
+	case OP_ADD: return integer || flt ? binary(c, n, "+", "fz_add", a, b) : NULL;
+	case OP_SUB: return integer || flt ? binary(c, n, "-", "fz_sub", a, b) : NULL;
+	case OP_MUL: return integer || flt ? binary(c, n, "*", "fz_mul", a, b) : NULL;
+	case OP_DIV: return integer || flt ? binary(c, n, "/", "fz_div", a, b) : NULL;
+	case OP_MOD:
+		if (flt)
+			return arena_printf(c->a, "%s(%s, %s)", n->dtype == FZ_F64 ? "fmod" : "fmodf", a, b);
+		return integer ? binary(c, n, "%", "fz_mod", a, b) : NULL;
+	case OP_EQ: return arena_printf(c->a, "%s == %s", a, b);
+	case OP_NE: return arena_printf(c->a, "%s != %s", a, b);
+	case OP_LT: return arena_printf(c->a, "%s < %s", a, b);
+	case OP_LE: return arena_printf(c->a, "%s <= %s", a, b);
+	case OP_GT: return arena_printf(c->a, "%s > %s", a, b);
+	case OP_GE: return arena_printf(c->a, "%s >= %s", a, b);
+	case OP_AND: return arena_printf(c->a, "%s && %s", a, b);
+	case OP_OR: return arena_printf(c->a, "%s || %s", a, b);
+	case OP_WHERE: return arena_printf(c->a, "%s ? %s : %s", a, b, v[2]);
+	case OP_CAST: return cast_expr(c, (fz_dtype)g->nodes[n->args[0]].dtype, (fz_dtype)n->dtype, a);
+	case OP_MINIMUM:
+	case OP_MAXIMUM:
+		c->helpers |= CGH_MINMAX;
+		return arena_printf(c->a, "fz_%s(%s, %s)", ir_ops[n->op].name, a, b);
+	case OP_CLAMP:
+		c->helpers |= CGH_MINMAX;
+		return arena_printf(c->a, "fz_clamp(%s, %s, %s)", a, b, v[2]);
+	case OP_POW:
+		if (!integer && !flt)
+			break;
+		c->helpers |= CGH_POW;
+		return arena_printf(c->a, "fz_pow(%s, %s)", a, b);
+	default:
+		if (ir_ops[n->op].cls == OC_MATH)
+			return math_expr(c, n, &g->nodes[n->args[0]], a);
+		break;
+	}
+	cg_internal(c, "cannot compute %s of %s in kernel %s", ir_ops[n->op].name, fz_dtype_name((fz_dtype)n->dtype),
+	            c->k ? c->k->name : "?");
+	return NULL;
+}
+
+/* ---- signatures and parameters --------------------------------------------------- */
+
+void cg_signature(Cg *c, const Kernel *k, bool workspace)
+{
+	StrBuf *sb = c->sb;
+	sb_puts(sb, "(");
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		sb_puts(sb, i ? ",\n\t" : "\n\t");
+		const char *name = cg_param_name(c, i);
+		fz_dtype t = kp->kind == PARAM_DIM ? FZ_I64 : (fz_dtype)c->g->nodes[kp->node].dtype;
+		switch (kp->kind) {
+		case PARAM_IN: sb_printf(sb, "const %s *__restrict__ %s", cg_store_type(t), name); break;
+		case PARAM_OUT: sb_printf(sb, "%s *__restrict__ %s", cg_store_type(t), name); break;
+		case PARAM_SCALAR: sb_printf(sb, "%s %s", cg_store_type(t), name); break;
+		case PARAM_DIM: sb_printf(sb, "long long %s", name); break;
+		}
+	}
+	if (workspace)
+		sb_printf(sb, "%sunsigned long long *__restrict__ fz_ws", k->nparams ? ",\n\t" : "\n\t");
+	sb_puts(sb, ")\n");
+}
+
+void cg_bind_params(Cg *c, const Kernel *k)
+{
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if ((kp->kind == PARAM_IN || kp->kind == PARAM_SCALAR) && c->pin[kp->node] < 0)
+			c->pin[kp->node] = i;
+	}
+}
+
+void cg_unbind_params(Cg *c, const Kernel *k)
+{
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind == PARAM_IN || kp->kind == PARAM_SCALAR)
+			c->pin[kp->node] = -1;
+	}
+}
+
+bool cg_is_leaf(Cg *c, NodeId id)
+{
+	const Node *n = &c->g->nodes[id];
+	return n->op == OP_CONST || n->op == OP_INPUT || c->pin[id] >= 0;
+}

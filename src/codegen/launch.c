@@ -1,0 +1,191 @@
+/*
+ * launch.c: how to launch a kernel for given sizes on a given device.
+ *
+ * Pointwise: 256 threads a block, each taking V-element chunks in a
+ * grid-stride loop, and no more blocks than fill the device once (a
+ * resident grid has no tail effect and the loop amortizes the setup).
+ *
+ * Rows (one entry, schedules by geometry; see cg.h and row.c):
+ *   - threads per row G: about 8 chunks (of V elements) a thread, a power of
+ *     two up to the entry's limit, raised while the rows leave most of the
+ *     device idle;
+ *   - warp (G <= 32): 128 / G rows a block, reductions by shuffles only;
+ *     block (G >= 64): a block a row;
+ *   - the row cache in dynamic shared memory whenever the kernel has values
+ *     to carry between passes and the row fits (up to the opt-in limit);
+ *   - split (S blocks a row, cooperative, persistent: at most as many blocks
+ *     as are sure to be resident) when rows are too few to fill the device
+ *     and long enough to share, or too long to cache in one block's shared
+ *     memory: each block caches its segment when that fits;
+ *   - loop (a block a row, no cache) when even a split row would not fit.
+ * The shared-memory sizes follow the kernel's own formula (row.c), so the
+ * kernel turns its cache on exactly when cg_launch gave it enough.
+ */
+#include "codegen/cgint.h"
+
+#include <limits.h>
+#include <string.h>
+
+static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+static int64_t pow2ceil(int64_t x)
+{
+	int64_t p = 1;
+	while (p < x && p < ((int64_t)1 << 40))
+		p <<= 1;
+	return p;
+}
+
+static int64_t dim_value(const Kernel *k, int ax, const int64_t *dims)
+{
+	Dim d = k->domain[ax];
+	return dim_is_sym(d) ? dims[dim_sym(d)] : d;
+}
+
+/* Bytes of the row cache for a segment of `len` elements (row.c's formula). */
+static int64_t cache_bytes(const struct CgKernelInfo *ki, int64_t len)
+{
+	int64_t lp = cdiv(len, ki->vec) * ki->vec, b = 0;
+	for (int s = 0; s < ki->nslots; s++)
+		b += cdiv(lp * ki->slot_bytes[s], 16) * 16;
+	return b;
+}
+
+static int64_t seg_len(int64_t n, int64_t S, int vec)
+{
+	return S <= 1 ? n : cdiv(cdiv(n, S), vec) * vec;
+}
+
+static void launch_pointwise(const struct CgKernelInfo *ki, int64_t n, const CgDevice *dev, CgLaunch *out)
+{
+	int64_t chunks = cdiv(n, ki->vec);
+	int64_t block = chunks < 256 ? cdiv(chunks, 32) * 32 : 256;
+	int64_t tps = dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 2048;
+	int64_t resident = (int64_t)(dev->sm_count > 0 ? dev->sm_count : 1) * (tps / 256 > 0 ? tps / 256 : 1);
+	int64_t grid = cdiv(chunks, block);
+	out->grid[0] = (unsigned)(grid < resident ? grid : resident);
+	out->block[0] = (unsigned)block;
+	out->schedule = CG_SCHED_POINTWISE;
+}
+
+typedef struct RowSizes {
+	int64_t rows, n, chunks;
+	int64_t sms, tps, optin, smem_sm;
+	int tmax;
+} RowSizes;
+
+/* Split rows over S blocks each (cooperative). false if not worth it. */
+static bool launch_split(const struct CgKernelInfo *ki, const RowSizes *z, bool few, CgLaunch *out)
+{
+	int64_t T = ki->max_threads < 512 ? ki->max_threads : 512;
+	/* blocks sure to be resident: threads, and registers (the entry is
+	 * compiled for max_threads threads, so T-thread blocks fit that many) */
+	int64_t bps = z->tps / T < ki->max_threads / T ? z->tps / T : ki->max_threads / T;
+	if (bps < 1)
+		bps = 1;
+	int64_t budget = z->smem_sm / bps - 1024;
+	if (budget > z->optin)
+		budget = z->optin;
+	int64_t cap = z->sms * bps;
+	int64_t S = 1;
+	if (few)
+		S = cdiv(cap, z->rows);
+	int64_t most = cdiv(z->chunks, 2 * T); /* at least two chunks a thread */
+	if (S > most)
+		S = most;
+	if (ki->nslots > 0)
+		while (S < cap && cache_bytes(ki, seg_len(z->n, S, ki->vec)) > budget)
+			S++;
+	if (S > cap)
+		S = cap;
+	if (S > 65535)
+		S = 65535;
+	if (S < 2)
+		return false;
+	int64_t cb = cache_bytes(ki, seg_len(z->n, S, ki->vec));
+	int64_t gx = cap / S < z->rows ? cap / S : z->rows;
+	out->grid[0] = (unsigned)gx;
+	out->grid[1] = (unsigned)S;
+	out->block[0] = (unsigned)T;
+	out->smem = cb <= budget ? (unsigned)cb : 0;
+	out->workspace = gx * 8 + gx * 2 * S * (ki->nred > 0 ? ki->nred : 1) * 8;
+	out->cooperative = true;
+	out->schedule = CG_SCHED_SPLIT;
+	return true;
+}
+
+static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int64_t *dims, const CgDevice *dev,
+                       CgLaunch *out)
+{
+	RowSizes z;
+	z.rows = 1;
+	for (int ax = 0; ax + 1 < k->rank; ax++)
+		z.rows *= dim_value(k, ax, dims);
+	z.n = dim_value(k, k->rank - 1, dims);
+	if (z.rows == 0 || (z.n == 0 && !ki->rowc_store)) {
+		out->empty = true;
+		return true;
+	}
+	z.chunks = cdiv(z.n, ki->vec);
+	z.sms = dev->sm_count > 0 ? dev->sm_count : 1;
+	z.tps = dev->max_threads_per_sm >= 1024 ? dev->max_threads_per_sm : 1024;
+	z.optin = dev->smem_per_block_optin > 0 ? dev->smem_per_block_optin : 48 << 10;
+	z.smem_sm = z.optin + 1024;
+	z.tmax = ki->max_threads > 0 ? ki->max_threads : 512;
+
+	int64_t G = pow2ceil(cdiv(z.chunks, 8));
+	if (G > z.tmax)
+		G = z.tmax;
+	while (G < z.tmax && G < z.chunks && z.rows * G < z.sms * z.tps / 2)
+		G *= 2;
+	bool few = z.rows * G < z.sms * z.tps / 2 && z.chunks >= 4 * (int64_t)z.tmax;
+	int64_t cb = cache_bytes(ki, z.n);
+	bool too_long = ki->nslots > 0 && cb > z.optin;
+	if (ki->npasses > 1 && (few || too_long) && launch_split(ki, &z, few, out))
+		return true;
+	if (too_long) { /* loop: a block a row, each pass re-reading global memory */
+		out->block[0] = (unsigned)z.tmax;
+		out->grid[0] = (unsigned)(z.rows < INT_MAX ? z.rows : INT_MAX);
+		out->schedule = CG_SCHED_LOOP;
+		return true;
+	}
+	int64_t R = G <= 32 ? 128 / G : 1;
+	if (R > z.rows)
+		R = z.rows;
+	while (R > 1 && cb * R > z.optin)
+		R--;
+	int64_t grid = cdiv(z.rows, R);
+	out->block[0] = (unsigned)G;
+	out->block[1] = (unsigned)R;
+	out->grid[0] = (unsigned)(grid < INT_MAX ? grid : INT_MAX);
+	out->smem = (unsigned)(cb * R);
+	out->schedule = G <= 32 ? CG_SCHED_WARP : CG_SCHED_BLOCK;
+	return true;
+}
+
+bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!m || !p || !dev || k < 0 || k >= p->nkernels || !m->kinfo || k >= m->nkernels)
+		return false;
+	const Kernel *kn = &p->kernels[k];
+	const struct CgKernelInfo *ki = &m->kinfo[k];
+	out->entry = ki->entry;
+	for (int i = 0; i < 3; i++)
+		out->grid[i] = out->block[i] = 1;
+	for (int ax = 0; ax < kn->rank; ax++)
+		if (dim_value(kn, ax, dims) < 0)
+			return false;
+	int64_t n;
+	if (!ir_numel(kn->rank, kn->domain, dims, &n))
+		return false;
+	if (kn->kind == KERNEL_POINTWISE) {
+		if (n == 0) {
+			out->empty = true;
+			return true;
+		}
+		launch_pointwise(ki, n, dev, out);
+		return true;
+	}
+	return launch_row(ki, kn, dims, dev, out);
+}

@@ -1,0 +1,379 @@
+/*
+ * prelude.c: the device helpers every generated module starts with.
+ *
+ * The generated source includes nothing (NVRTC compiles it without headers,
+ * which keeps a cold compile fast), so everything a kernel calls beyond
+ * NVRTC's built-in math functions and intrinsics is defined here: storage
+ * types for f16/bf16 (bit patterns, converted with PTX cvt instructions, round
+ * to nearest even), vector loads and stores, wrapping integer arithmetic,
+ * NaN-propagating minimum/maximum, the math ops (fz_<name>, one per OC_MATH op
+ * of ops.def, float and double overloads), and the row-kernel machinery
+ * (reductions, the shared-memory row cache, split-row exchange). Only the
+ * pieces a module uses are emitted.
+ *
+ * Math functions are CUDA's accurate ones (expf, tanhf, erff: at most 2 ulp;
+ * the module is compiled without -use_fast_math), so results match the
+ * interpreter up to float rounding.
+ */
+#include "codegen/cgint.h"
+#include "ir/ir.h"
+
+static const char pre_core[] =
+	"// ---- fusec prelude ------------------------------------------------------------\n"
+	"// Self-contained (it includes nothing). f16 and bf16 are stored as their bit patterns\n"
+	"// and computed in f32; bool is stored as one byte.\n"
+	"struct fz_f16 { unsigned short b; };\n"
+	"struct fz_bf16 { unsigned short b; };\n"
+	"__device__ __forceinline__ float fz_in(float s) { return s; }\n"
+	"__device__ __forceinline__ double fz_in(double s) { return s; }\n"
+	"__device__ __forceinline__ int fz_in(int s) { return s; }\n"
+	"__device__ __forceinline__ long long fz_in(long long s) { return s; }\n"
+	"__device__ __forceinline__ bool fz_in(unsigned char s) { return s != 0; }\n"
+	"__device__ __forceinline__ float fz_in(fz_f16 s)\n"
+	"{\n"
+	"\tfloat f;\n"
+	"\tasm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(s.b));\n"
+	"\treturn f;\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_in(fz_bf16 s) { return __uint_as_float((unsigned)s.b << 16); }\n"
+	"__device__ __forceinline__ void fz_out(float &d, float v) { d = v; }\n"
+	"__device__ __forceinline__ void fz_out(double &d, double v) { d = v; }\n"
+	"__device__ __forceinline__ void fz_out(int &d, int v) { d = v; }\n"
+	"__device__ __forceinline__ void fz_out(long long &d, long long v) { d = v; }\n"
+	"__device__ __forceinline__ void fz_out(unsigned char &d, bool v) { d = v ? 1 : 0; }\n"
+	"__device__ __forceinline__ void fz_out(fz_f16 &d, float v) { asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(d.b) : \"f\"(v)); }\n"
+	"__device__ __forceinline__ void fz_out(fz_bf16 &d, float v)\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tasm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(d.b) : \"f\"(v));\n"
+	"#else\n"
+	"\tunsigned u = __float_as_uint(v);\n"
+	"\td.b = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)\n"
+	"\t                                       : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+	"#endif\n"
+	"}\n"
+	"// V elements moved as one access of up to 16 bytes (or several).\n"
+	"template <class S, int V> struct alignas(sizeof(S) * V < 16 ? sizeof(S) * V : 16) fz_vec { S e[V]; };\n"
+	"__device__ __forceinline__ bool fz_aligned(const void *p, unsigned a) { return ((unsigned long long)p & (a - 1)) == 0; }\n"
+	"// Elements j0 .. j0+V-1 of p that are below n (zero beyond), converted to the\n"
+	"// compute type: one vector access when `vec` says the rows are aligned.\n"
+	"template <class C, class S, int V>\n"
+	"__device__ __forceinline__ void fz_ld(C (&o)[V], const S *__restrict__ p, long long j0, long long n, bool vec)\n"
+	"{\n"
+	"\tif (vec && j0 + V <= n) {\n"
+	"\t\tfz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);\n"
+	"#pragma unroll\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\to[u] = fz_in(v.e[u]);\n"
+	"\t} else {\n"
+	"#pragma unroll\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\to[u] = j0 + u < n ? fz_in(p[j0 + u]) : C(0);\n"
+	"\t}\n"
+	"}\n"
+	"template <class C, class S, int V>\n"
+	"__device__ __forceinline__ void fz_st(S *__restrict__ p, long long j0, long long n, bool vec, const C (&o)[V])\n"
+	"{\n"
+	"\tif (vec && j0 + V <= n) {\n"
+	"\t\tfz_vec<S, V> v;\n"
+	"#pragma unroll\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\tfz_out(v.e[u], o[u]);\n"
+	"\t\t*reinterpret_cast<fz_vec<S, V> *>(p + j0) = v;\n"
+	"\t} else {\n"
+	"#pragma unroll\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\tif (j0 + u < n)\n"
+	"\t\t\t\tfz_out(p[j0 + u], o[u]);\n"
+	"\t}\n"
+	"}\n";
+
+static const char pre_int[] =
+	"// Integer arithmetic wraps (two's complement) and division never traps:\n"
+	"// x / 0 and x % 0 are 0, INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0.\n"
+	"__device__ __forceinline__ int fz_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }\n"
+	"__device__ __forceinline__ int fz_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }\n"
+	"__device__ __forceinline__ int fz_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }\n"
+	"__device__ __forceinline__ int fz_neg(int a) { return (int)(0u - (unsigned)a); }\n"
+	"__device__ __forceinline__ int fz_div(int a, int b) { return b == 0 ? 0 : b == -1 ? fz_neg(a) : a / b; }\n"
+	"__device__ __forceinline__ int fz_mod(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+	"__device__ __forceinline__ long long fz_add(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }\n"
+	"__device__ __forceinline__ long long fz_sub(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)b); }\n"
+	"__device__ __forceinline__ long long fz_mul(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }\n"
+	"__device__ __forceinline__ long long fz_neg(long long a) { return (long long)(0ull - (unsigned long long)a); }\n"
+	"__device__ __forceinline__ long long fz_div(long long a, long long b) { return b == 0 ? 0 : b == -1 ? fz_neg(a) : a / b; }\n"
+	"__device__ __forceinline__ long long fz_mod(long long a, long long b) { return b == 0 || b == -1 ? 0 : a % b; }\n";
+
+static const char pre_minmax[] =
+	"// minimum, maximum and clamp propagate NaN, as PyTorch's do.\n"
+	"__device__ __forceinline__ float fz_maximum(float a, float b)\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tfloat r;\n"
+	"\tasm(\"max.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b));\n"
+	"\treturn r;\n"
+	"#else\n"
+	"\treturn a != a || a > b ? a : b;\n"
+	"#endif\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_minimum(float a, float b)\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tfloat r;\n"
+	"\tasm(\"min.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b));\n"
+	"\treturn r;\n"
+	"#else\n"
+	"\treturn a != a || a < b ? a : b;\n"
+	"#endif\n"
+	"}\n"
+	"__device__ __forceinline__ double fz_maximum(double a, double b) { return a != a || a > b ? a : b; }\n"
+	"__device__ __forceinline__ double fz_minimum(double a, double b) { return a != a || a < b ? a : b; }\n"
+	"__device__ __forceinline__ int fz_maximum(int a, int b) { return a > b ? a : b; }\n"
+	"__device__ __forceinline__ int fz_minimum(int a, int b) { return a < b ? a : b; }\n"
+	"__device__ __forceinline__ long long fz_maximum(long long a, long long b) { return a > b ? a : b; }\n"
+	"__device__ __forceinline__ long long fz_minimum(long long a, long long b) { return a < b ? a : b; }\n"
+	"__device__ __forceinline__ bool fz_maximum(bool a, bool b) { return a || b; }\n"
+	"__device__ __forceinline__ bool fz_minimum(bool a, bool b) { return a && b; }\n"
+	"template <class T> __device__ __forceinline__ T fz_clamp(T x, T lo, T hi) { return fz_minimum(fz_maximum(x, lo), hi); }\n";
+
+static const char pre_pow[] =
+	"// pow: the libm function for floats; for integers exact, wrapping, and 0 for a\n"
+	"// negative exponent unless the base is 1 or -1.\n"
+	"__device__ __forceinline__ float fz_pow(float a, float b) { return powf(a, b); }\n"
+	"__device__ __forceinline__ double fz_pow(double a, double b) { return pow(a, b); }\n"
+	"__device__ __forceinline__ long long fz_pow(long long a, long long b)\n"
+	"{\n"
+	"\tif (b < 0)\n"
+	"\t\treturn a == 1 ? 1 : a == -1 ? (b & 1 ? -1 : 1) : 0;\n"
+	"\tunsigned long long r = 1, x = (unsigned long long)a;\n"
+	"\tfor (; b; b >>= 1, x *= x)\n"
+	"\t\tif (b & 1)\n"
+	"\t\t\tr *= x;\n"
+	"\treturn (long long)r;\n"
+	"}\n"
+	"__device__ __forceinline__ int fz_pow(int a, int b) { return (int)fz_pow((long long)a, (long long)b); }\n";
+
+static const char pre_round[] =
+	"// Casts to a half type round once to nearest even, also from f64 and from\n"
+	"// integers: first to f32 rounding to odd, which the second rounding to fewer\n"
+	"// bits cannot spoil (as the interpreter does).\n"
+	"__device__ __forceinline__ float fz_odd(double d)\n"
+	"{\n"
+	"\tfloat f = __double2float_rz(d);\n"
+	"\treturn (double)f == d || d != d ? f : __uint_as_float(__float_as_uint(f) | 1u);\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_odd(long long v)\n"
+	"{\n"
+	"\tfloat f = __ll2float_rz(v);\n"
+	"\treturn __float2ll_rz(f) == v ? f : __uint_as_float(__float_as_uint(f) | 1u);\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_round_f16(float v)\n"
+	"{\n"
+	"\tfz_f16 h;\n"
+	"\tfz_out(h, v);\n"
+	"\treturn fz_in(h);\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_round_bf16(float v)\n"
+	"{\n"
+	"\tfz_bf16 h;\n"
+	"\tfz_out(h, v);\n"
+	"\treturn fz_in(h);\n"
+	"}\n";
+
+static const char pre_bcast[] =
+	"// A broadcast operand of a pointwise kernel: element i of the iteration space\n"
+	"// reads element off(i). With `vec`, the V elements of a chunk are contiguous\n"
+	"// (Contig) or all the same one.\n"
+	"template <bool Contig, class C, class S, int V, class F>\n"
+	"__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long i0, long long n, bool vec, F off)\n"
+	"{\n"
+	"\tif (vec && i0 + V <= n) {\n"
+	"\t\tif (Contig) {\n"
+	"\t\t\tfz_ld(o, p + off(i0), 0, V, true);\n"
+	"\t\t} else {\n"
+	"\t\t\tconst C v = fz_in(p[off(i0)]);\n"
+	"#pragma unroll\n"
+	"\t\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\t\to[u] = v;\n"
+	"\t\t}\n"
+	"\t} else {\n"
+	"#pragma unroll\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\to[u] = i0 + u < n ? fz_in(p[off(i0 + u)]) : C(0);\n"
+	"\t}\n"
+	"}\n";
+
+static const char pre_row[] =
+	"struct alignas(16) fz_a16 { unsigned w[4]; };\n"
+	"// Row kernels. A group of blockDim.x threads works on one row (or one segment\n"
+	"// of it); fz_reduce combines their values with shuffles, and through shared\n"
+	"// memory `red` when the group is the whole block (more than a warp).\n"
+	"struct fz_sum {\n"
+	"\t__device__ __forceinline__ static float f(float a, float b) { return a + b; }\n"
+	"\t__device__ __forceinline__ static double f(double a, double b) { return a + b; }\n"
+	"\t__device__ __forceinline__ static long long f(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }\n"
+	"};\n"
+	"struct fz_max {\n"
+	"\ttemplate <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_maximum(a, b); }\n"
+	"};\n"
+	"struct fz_min {\n"
+	"\ttemplate <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_minimum(a, b); }\n"
+	"};\n"
+	"template <class Op, class T> __device__ __forceinline__ T fz_reduce(T v, T id, unsigned long long *red)\n"
+	"{\n"
+	"\tconst int g = blockDim.x;\n"
+	"#pragma unroll\n"
+	"\tfor (int o = 16; o > 0; o >>= 1)\n"
+	"\t\tif (o < g)\n"
+	"\t\t\tv = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
+	"\tif (g > 32) {\n"
+	"\t\tT *r = reinterpret_cast<T *>(red);\n"
+	"\t\t__syncthreads();\n"
+	"\t\tif ((threadIdx.x & 31) == 0)\n"
+	"\t\t\tr[threadIdx.x >> 5] = v;\n"
+	"\t\t__syncthreads();\n"
+	"\t\tv = (int)(threadIdx.x & 31) < (g >> 5) ? r[threadIdx.x & 31] : id;\n"
+	"#pragma unroll\n"
+	"\t\tfor (int o = 16; o > 0; o >>= 1)\n"
+	"\t\t\tv = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
+	"\t}\n"
+	"\treturn v;\n"
+	"}\n"
+	"// The row cache in shared memory: V elements of a thread's chunk.\n"
+	"template <class C, class S, int V> __device__ __forceinline__ void fz_cld(C (&o)[V], const S *c)\n"
+	"{\n"
+	"\tfz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(c);\n"
+	"#pragma unroll\n"
+	"\tfor (int u = 0; u < V; u++)\n"
+	"\t\to[u] = fz_in(v.e[u]);\n"
+	"}\n"
+	"template <class C, class S, int V> __device__ __forceinline__ void fz_cst(S *c, const C (&o)[V])\n"
+	"{\n"
+	"\tfz_vec<S, V> v;\n"
+	"#pragma unroll\n"
+	"\tfor (int u = 0; u < V; u++)\n"
+	"\t\tfz_out(v.e[u], o[u]);\n"
+	"\t*reinterpret_cast<fz_vec<S, V> *>(c) = v;\n"
+	"}\n"
+	"template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const T (&s)[V])\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int u = 0; u < V; u++)\n"
+	"\t\td[u] = s[u];\n"
+	"}\n"
+	"__device__ __forceinline__ unsigned fz_dyn_smem()\n"
+	"{\n"
+	"\tunsigned r;\n"
+	"\tasm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(r));\n"
+	"\treturn r;\n"
+	"}\n"
+	"// Split rows: the blocks of a row group publish partial results in the\n"
+	"// workspace and wait for each other (they are co-resident: cooperative launch).\n"
+	"__device__ __forceinline__ unsigned long long fz_bits(float v) { return __float_as_uint(v); }\n"
+	"__device__ __forceinline__ unsigned long long fz_bits(double v) { return (unsigned long long)__double_as_longlong(v); }\n"
+	"__device__ __forceinline__ unsigned long long fz_bits(long long v) { return (unsigned long long)v; }\n"
+	"__device__ __forceinline__ unsigned long long fz_bits(int v) { return (unsigned)v; }\n"
+	"__device__ __forceinline__ void fz_unbits(float &v, unsigned long long b) { v = __uint_as_float((unsigned)b); }\n"
+	"__device__ __forceinline__ void fz_unbits(double &v, unsigned long long b) { v = __longlong_as_double((long long)b); }\n"
+	"__device__ __forceinline__ void fz_unbits(long long &v, unsigned long long b) { v = (long long)b; }\n"
+	"__device__ __forceinline__ void fz_unbits(int &v, unsigned long long b) { v = (int)(unsigned)b; }\n"
+	"__device__ __noinline__ void fz_barrier(unsigned long long *cnt, unsigned long long target)\n"
+	"{\n"
+	"\t__syncthreads();\n"
+	"\tif (threadIdx.x == 0 && threadIdx.y == 0) {\n"
+	"\t\t__threadfence();\n"
+	"\t\tatomicAdd(cnt, 1ull);\n"
+	"\t\twhile (*(volatile unsigned long long *)cnt < target)\n"
+	"\t\t\t__nanosleep(64);\n"
+	"\t\t__threadfence();\n"
+	"\t}\n"
+	"\t__syncthreads();\n"
+	"}\n"
+	"__device__ __forceinline__ unsigned long long fz_ldv(const unsigned long long *p) { return *(const volatile unsigned long long *)p; }\n";
+
+/* The math ops: the body of fz_<name>(x) for float and for double. Integer
+ * and bool arguments are converted to f32 by the caller, except for abs
+ * (integers stay integers) and isnan/isinf (false for integers). */
+static const struct {
+	Op op;
+	const char *f32, *f64;
+} math_ops[] = {
+	{OP_ABS, "fabsf(x)", "fabs(x)"},
+	{OP_EXP, "expf(x)", "exp(x)"},
+	{OP_EXP2, "exp2f(x)", "exp2(x)"},
+	{OP_LOG, "logf(x)", "log(x)"},
+	{OP_LOG2, "log2f(x)", "log2(x)"},
+	{OP_LOG1P, "log1pf(x)", "log1p(x)"},
+	{OP_EXPM1, "expm1f(x)", "expm1(x)"},
+	{OP_SQRT, "sqrtf(x)", "sqrt(x)"},
+	{OP_RSQRT, "rsqrtf(x)", "rsqrt(x)"},
+	{OP_SIN, "sinf(x)", "sin(x)"},
+	{OP_COS, "cosf(x)", "cos(x)"},
+	{OP_TANH, "tanhf(x)", "tanh(x)"},
+	{OP_ERF, "erff(x)", "erf(x)"},
+	{OP_SIGMOID, "1.0f / (1.0f + expf(-x))", "1.0 / (1.0 + exp(-x))"},
+	{OP_RELU, "x > 0.0f ? x : x != x ? x : 0.0f", "x > 0.0 ? x : x != x ? x : 0.0"},
+	{OP_SILU, "x / (1.0f + expf(-x))", "x / (1.0 + exp(-x))"},
+	{OP_GELU, "0.5f * x * (1.0f + erff(x * 0.707106781186547524f))",
+	 "0.5 * x * (1.0 + erf(x * 0.707106781186547524))"},
+	{OP_GELU_TANH, "0.5f * x * (1.0f + tanhf(0.797884560802865356f * (x + 0.044715f * x * x * x)))",
+	 "0.5 * x * (1.0 + tanh(0.797884560802865356 * (x + 0.044715 * x * x * x)))"},
+	{OP_FLOOR, "floorf(x)", "floor(x)"},
+	{OP_CEIL, "ceilf(x)", "ceil(x)"},
+	{OP_ROUND, "rintf(x)", "rint(x)"},
+	{OP_ISNAN, "x != x", "x != x"},
+	{OP_ISINF, "fabsf(x) == __uint_as_float(0x7f800000u)", "fabs(x) == __longlong_as_double(0x7ff0000000000000ll)"},
+};
+
+static void math_helper(StrBuf *sb, int i)
+{
+	Op op = math_ops[i].op;
+	const char *name = ir_ops[op].name;
+	bool pred = op == OP_ISNAN || op == OP_ISINF;
+	sb_printf(sb, "__device__ __forceinline__ %s fz_%s(float x) { return %s; }\n", pred ? "bool" : "float", name,
+	          math_ops[i].f32);
+	sb_printf(sb, "__device__ __forceinline__ %s fz_%s(double x) { return %s; }\n", pred ? "bool" : "double", name,
+	          math_ops[i].f64);
+	if (op == OP_ABS) {
+		sb_puts(sb, "__device__ __forceinline__ int fz_abs(int x) { return x < 0 ? (int)(0u - (unsigned)x) : x; }\n");
+		sb_puts(sb, "__device__ __forceinline__ long long fz_abs(long long x) { return x < 0 ? (long long)(0ull - "
+		            "(unsigned long long)x) : x; }\n");
+	}
+	if (pred) {
+		sb_printf(sb, "__device__ __forceinline__ bool fz_%s(int) { return false; }\n", name);
+		sb_printf(sb, "__device__ __forceinline__ bool fz_%s(long long) { return false; }\n", name);
+		sb_printf(sb, "__device__ __forceinline__ bool fz_%s(bool) { return false; }\n", name);
+	}
+}
+
+void cg_prelude(StrBuf *sb, uint64_t helpers)
+{
+	static const struct {
+		uint64_t bit;
+		const char *text;
+	} pieces[] = {
+		{CGH_INT, pre_int},     {CGH_MINMAX, pre_minmax}, {CGH_POW, pre_pow},
+		{CGH_ROUND, pre_round}, {CGH_BCAST, pre_bcast},   {CGH_ROW, pre_row},
+	};
+	sb_puts(sb, pre_core);
+	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
+		if (helpers & pieces[i].bit)
+			sb_puts(sb, pieces[i].text);
+	bool any = false;
+	for (size_t i = 0; i < sizeof math_ops / sizeof math_ops[0]; i++) {
+		if (!(helpers & CGH_OP(math_ops[i].op)))
+			continue;
+		if (!any)
+			sb_puts(sb, "// Math ops: CUDA's accurate functions (no fast-math intrinsics).\n");
+		any = true;
+		math_helper(sb, (int)i);
+	}
+}
+
+bool cg_has_math_helper(Op op)
+{
+	for (size_t i = 0; i < sizeof math_ops / sizeof math_ops[0]; i++)
+		if (math_ops[i].op == op)
+			return true;
+	return false;
+}

@@ -1,0 +1,904 @@
+/*
+ * row.c: row kernels, last-axis reductions with their producers and users.
+ *
+ * The rows are [A..., N]. Every node of the kernel is either per-element
+ * (its last dim is N: "column-varying") or per-row (last dim 1 or none: one
+ * value a row, computed once by every thread of the row's group). A node's
+ * phase is the number of reductions chained on the way from the leaves, so
+ * softmax has max(x) in phase 1, e - its exponentials - in phase 1 and the
+ * sum in phase 2. Pass q (0 .. P-1) runs over the row and accumulates the
+ * reductions of phase q+1; the epilogue (pass P) writes the per-element
+ * outputs; per-row values are computed between passes, once their
+ * reductions are done.
+ *
+ * The row cache: a per-element value computed in pass p and needed in a
+ * later pass (the input x of softmax, or a derived value such as
+ * gelu(x + b) + r in a fused layernorm, which is worth not recomputing) is
+ * written to dynamic shared memory in pass p and read back later instead of
+ * being recomputed from global memory. Slots are reused once their last
+ * reader has passed (a thread reads its chunk before it writes it), so
+ * softmax needs 4 bytes an element and layernorm 4 (f32) or 6 (f16). If the
+ * launch gives less shared memory than the row needs, the same kernel
+ * recomputes those values from global memory instead (the `else` branches):
+ * which one runs is decided per launch, not per compile.
+ *
+ * One entry serves every schedule (cg.h): blockDim.x threads per row (up to
+ * a warp: shuffles only, several rows per block in blockDim.y; more: a block
+ * per row), gridDim.y blocks per row (split rows: partial results through
+ * the workspace, with a barrier between the blocks of a row), the cache on
+ * or off. Threads own chunks of V elements (16 bytes of the narrowest
+ * stream) at the same place in every pass, so the cache needs no barrier; the
+ * first pass, the only one that must read global memory in the cached case,
+ * keeps one chunk in flight ahead of the one it works on.
+ */
+#include "codegen/cgint.h"
+
+#include <string.h>
+
+enum { NK_COLV = 1, NK_ROWVAR = 2, NK_SEEN = 4 };
+
+typedef struct Closure {
+	NodeId *comp;   /* computed in the chunk loop, ascending */
+	int ncomp;
+	NodeId *leaf;   /* per-element leaves loaded from global memory */
+	int nleaf, capleaf;
+	NodeId *fread;  /* values of earlier passes (the cache, or recomputed) */
+	int nfread, capfread;
+} Closure;
+
+typedef struct RowK {
+	Cg *c;
+	const Kernel *k;
+	int r;                  /* domain rank */
+	int vec;
+	int P;                  /* passes before the epilogue */
+	int32_t rowc;           /* mark3 stamp: per-row values needed */
+	NodeId *touched;        /* nodes whose scratch entries are set */
+	int ntouched, captouched;
+	NodeId *cached;         /* nodes with a cache slot, and their slots */
+	int *cslot;
+	int ncached;
+	bool *used;             /* per param: used by the emitted code */
+	const char **roff;      /* per param: row offset expression */
+} RowK;
+
+/* ---- analysis ------------------------------------------------------------------ */
+
+static bool colv(const RowK *R, const Node *n)
+{
+	Dim N = R->k->domain[R->r - 1];
+	return n->rank > 0 && cg_dim_at(n, R->r, R->r - 1) == N;
+}
+
+static void touch(RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	if (c->nflags[id] & NK_SEEN)
+		return;
+	c->nflags[id] = NK_SEEN;
+	c->ph[id] = 0;
+	c->lastread[id] = -1;
+	VEC_PUSH(c->a, R->touched, R->ntouched, R->captouched, id);
+}
+
+/* Flags of a leaf: column-varying, and row-varying (some leading axis kept). */
+static bool leaf_flags(RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[id];
+	touch(R, id);
+	if (n->op == OP_CONST)
+		return true;
+	CgRun runs[FZ_MAX_RANK];
+	if (n->rank > R->r || cg_runs(n, R->r, R->k->domain, R->r, runs) < 0)
+		return cg_internal(c, "operand %%%d of kernel %s does not broadcast to its rows", id, R->k->name);
+	int nr = cg_runs(n, R->r, R->k->domain, R->r - 1, runs);
+	bool rowvar = false;
+	for (int i = 0; i < nr; i++)
+		rowvar |= runs[i].kept;
+	c->nflags[id] |= (colv(R, n) ? NK_COLV : 0) | (rowvar ? NK_ROWVAR : 0);
+	return true;
+}
+
+static bool analyse(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	const Graph *g = c->g;
+	Dim N = k->domain[R->r - 1];
+	if (N == 1)
+		return cg_internal(c, "row kernel %s reduces an axis of literal size 1", k->name);
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind != PARAM_DIM && !leaf_flags(R, k->params[i].node))
+			return false;
+	R->P = 0;
+	for (int i = 0; i < k->nnodes; i++) {
+		NodeId id = k->nodes[i];
+		const Node *n = &g->nodes[id];
+		if (cg_is_leaf(c, id))
+			continue;
+		bool rowvar = false;
+		int ph = 0;
+		for (int a = 0; a < ir_ops[n->op].arity; a++) {
+			NodeId x = n->args[a];
+			if (!(c->nflags[x] & NK_SEEN) && !leaf_flags(R, x))
+				return false;
+			rowvar |= (c->nflags[x] & NK_ROWVAR) != 0;
+			ph = c->ph[x] > ph ? c->ph[x] : ph;
+		}
+		touch(R, id);
+		if (n->rank > R->r || cg_runs(n, R->r, k->domain, R->r, (CgRun[FZ_MAX_RANK]){0}) < 0)
+			return cg_internal(c, "node %%%d of kernel %s does not broadcast to its rows", id, k->name);
+		if (ir_ops[n->op].cls == OC_REDUCE) {
+			if (colv(R, n) || !(c->nflags[n->args[0]] & NK_COLV))
+				return cg_internal(c, "reduction %%%d of kernel %s is not over its rows", id, k->name);
+			ph++;
+			R->P = ph > R->P ? ph : R->P;
+		}
+		c->nflags[id] |= (colv(R, n) ? NK_COLV : 0) | (rowvar ? NK_ROWVAR : 0);
+		c->ph[id] = ph;
+	}
+	return true;
+}
+
+static bool is_red(const RowK *R, NodeId id) { return ir_ops[R->c->g->nodes[id].op].cls == OC_REDUCE; }
+static bool is_colv(const RowK *R, NodeId id) { return (R->c->nflags[id] & NK_COLV) != 0; }
+static bool is_rowvar(const RowK *R, NodeId id) { return (R->c->nflags[id] & NK_ROWVAR) != 0; }
+
+/* A column-varying value of an earlier pass, which pass q reads from the
+ * cache (or recomputes) rather than computes itself. */
+static bool is_fread(const RowK *R, NodeId id, int q)
+{
+	return is_colv(R, id) && is_rowvar(R, id) && R->c->ph[id] < q && R->c->g->nodes[id].op != OP_CONST;
+}
+
+/* The targets of pass q: operands of its reductions, per-element outputs
+ * of its phase, and values it writes to the cache. */
+static int targets(RowK *R, int q, NodeId *t)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int n = 0;
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1)
+			t[n++] = c->g->nodes[k->reductions[i]].args[0];
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind == PARAM_OUT && is_colv(R, kp->node) && c->ph[kp->node] == q)
+			t[n++] = kp->node;
+	}
+	for (int i = 0; i < R->ncached; i++)
+		if (c->ph[R->cached[i]] == q)
+			t[n++] = R->cached[i];
+	return n;
+}
+
+/* Mark node x as needed by a closure with stamp s, classifying leaves and
+ * per-row values on the spot (they are not in the kernel's node list). */
+static void need(RowK *R, NodeId x, int32_t s, int q, bool fstop, Closure *out)
+{
+	Cg *c = R->c;
+	if (c->mark[x] == s)
+		return;
+	c->mark[x] = s;
+	const Node *n = &c->g->nodes[x];
+	if (n->op == OP_CONST)
+		return;
+	if (!is_colv(R, x)) {
+		c->mark3[x] = R->rowc;
+		return;
+	}
+	if (fstop && is_fread(R, x, q)) {
+		VEC_PUSH(c->a, out->fread, out->nfread, out->capfread, x);
+		return;
+	}
+	if (cg_is_leaf(c, x))
+		VEC_PUSH(c->a, out->leaf, out->nleaf, out->capleaf, x);
+}
+
+/* Everything pass q computes for `targets` (fstop: stopping at values of
+ * earlier passes; else recomputing them from the leaves). */
+static void closure(RowK *R, int q, const NodeId *t, int nt, bool fstop, Closure *out)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	memset(out, 0, sizeof *out);
+	int32_t s = cg_new_stamp(c);
+	for (int i = 0; i < nt; i++)
+		need(R, t[i], s, q, fstop, out);
+	NodeId *rev = ARENA_ARRAY(c->a, NodeId, k->nnodes + 1);
+	for (int i = k->nnodes - 1; i >= 0; i--) {
+		NodeId id = k->nodes[i];
+		if (c->mark[id] != s || !is_colv(R, id) || cg_is_leaf(c, id) || (fstop && is_fread(R, id, q)))
+			continue;
+		rev[out->ncomp++] = id;
+		const Node *n = &c->g->nodes[id];
+		for (int a = 0; a < ir_ops[n->op].arity; a++)
+			need(R, n->args[a], s, q, fstop, out);
+	}
+	out->comp = ARENA_ARRAY(c->a, NodeId, out->ncomp + 1);
+	for (int i = 0; i < out->ncomp; i++)
+		out->comp[i] = rev[out->ncomp - 1 - i];
+}
+
+/* Nodes recomputed in pass q when the cache is off: the derived values it
+ * reads. */
+static int cone_targets(RowK *R, const Closure *m, NodeId *t)
+{
+	int n = 0;
+	for (int i = 0; i < m->nfread; i++)
+		if (!cg_is_leaf(R->c, m->fread[i]))
+			t[n++] = m->fread[i];
+	return n;
+}
+
+static int cache_bytes(RowK *R, NodeId id)
+{
+	const Node *n = &R->c->g->nodes[id];
+	return cg_is_leaf(R->c, id) ? (int)fz_dtype_size((fz_dtype)n->dtype) : cg_compute_size((fz_dtype)n->dtype);
+}
+
+/* Passes from the last to the first: which cached values each reads (so the
+ * earlier pass that computes them knows to write them), and every per-row
+ * value needed. Then slots: a value holds one from its pass to its last
+ * reader, and a later value of the same size may take it over. */
+static void plan_cache(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, k->nreductions + k->nparams + k->nnodes + 1);
+	R->ncached = 0;
+	for (int q = R->P; q >= 0; q--) {
+		int nt = targets(R, q, t);
+		for (int i = 0; i < R->ntouched; i++) {
+			NodeId id = R->touched[i];
+			if (c->ph[id] == q && c->lastread[id] > q && is_colv(R, id) && is_rowvar(R, id))
+				t[nt++] = id;
+		}
+		Closure m, cone;
+		closure(R, q, t, nt, true, &m);
+		for (int i = 0; i < m.nfread; i++)
+			if (c->lastread[m.fread[i]] < q)
+				c->lastread[m.fread[i]] = q;
+		closure(R, q, t, cone_targets(R, &m, t), false, &cone);
+	}
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind == PARAM_OUT && !is_colv(R, k->params[i].node))
+			c->mark3[k->params[i].node] = R->rowc;
+	/* per-row values need their per-row arguments (a reduction stops here:
+	 * its argument is the passes' business) */
+	for (int i = k->nnodes - 1; i >= 0; i--) {
+		NodeId id = k->nodes[i];
+		const Node *n = &c->g->nodes[id];
+		if (c->mark3[id] != R->rowc || is_colv(R, id) || is_red(R, id) || cg_is_leaf(c, id))
+			continue;
+		for (int a = 0; a < ir_ops[n->op].arity; a++)
+			c->mark3[n->args[a]] = R->rowc;
+	}
+	/* slots, in order of the pass that writes them */
+	int *slot_last = ARENA_ARRAY(c->a, int, R->ntouched + 1);
+	int *slot_bytes = ARENA_ARRAY(c->a, int, R->ntouched + 1);
+	R->cached = ARENA_ARRAY(c->a, NodeId, R->ntouched + 1);
+	R->cslot = ARENA_ARRAY(c->a, int, R->ntouched + 1);
+	int nslots = 0;
+	for (int q = 0; q <= R->P; q++)
+		for (int i = 0; i < R->ntouched; i++) {
+			NodeId id = R->touched[i];
+			if (c->ph[id] != q || c->lastread[id] <= q)
+				continue;
+			int b = cache_bytes(R, id), s = 0;
+			while (s < nslots && !(slot_bytes[s] == b && slot_last[s] <= q))
+				s++;
+			if (s == nslots)
+				slot_bytes[nslots++] = b;
+			slot_last[s] = c->lastread[id];
+			R->cached[R->ncached] = id;
+			R->cslot[R->ncached++] = s;
+		}
+	c->info->nslots = nslots;
+	c->info->slot_bytes = slot_bytes;
+}
+
+static int slot_of(const RowK *R, NodeId id)
+{
+	for (int i = 0; i < R->ncached; i++)
+		if (R->cached[i] == id)
+			return R->cslot[i];
+	return -1;
+}
+
+/* ---- emission helpers ---------------------------------------------------------------- */
+
+static int param_of(const RowK *R, NodeId id, ParamKind kind)
+{
+	for (int i = 0; i < R->k->nparams; i++)
+		if (R->k->params[i].kind == kind && R->k->params[i].node == id)
+			return i;
+	return -1;
+}
+
+/* The pointer to a row of parameter i: "in_x + fz_r0" (or just "in_w"). */
+static const char *row_ptr(RowK *R, int i)
+{
+	R->used[i] = true;
+	const char *name = cg_param_name(R->c, i);
+	return R->roff[i] ? arena_printf(R->c->a, "%s + %s", name, R->roff[i]) : name;
+}
+
+static const char *acc_type(RowK *R, NodeId red)
+{
+	const Graph *g = R->c->g;
+	const Node *n = &g->nodes[red];
+	fz_dtype in = (fz_dtype)g->nodes[n->args[0]].dtype;
+	if (n->op == OP_SUM || n->op == OP_MEAN)
+		return !dtype_is_float(in) ? "long long" : in == FZ_F64 ? "double" : "float";
+	return in == FZ_BOOL ? "int" : cg_compute_type(in);
+}
+
+static const char *acc_op(const Node *n) { return n->op == OP_MAX ? "fz_max" : n->op == OP_MIN ? "fz_min" : "fz_sum"; }
+
+static const char *acc_identity(RowK *R, NodeId red)
+{
+	const char *t = acc_type(R, red);
+	Op op = (Op)R->c->g->nodes[red].op;
+	bool dbl = strcmp(t, "double") == 0, flt = strcmp(t, "float") == 0, ll = strcmp(t, "long long") == 0;
+	if (op == OP_SUM || op == OP_MEAN)
+		return dbl ? "0.0" : flt ? "0.0f" : "0LL";
+	bool mx = op == OP_MAX;
+	if (flt)
+		return mx ? "(-__uint_as_float(0x7f800000u))" : "__uint_as_float(0x7f800000u)";
+	if (dbl)
+		return mx ? "(-__longlong_as_double(0x7ff0000000000000ll))" : "__longlong_as_double(0x7ff0000000000000ll)";
+	if (ll)
+		return mx ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+	bool is_bool = R->c->g->nodes[R->c->g->nodes[red].args[0]].dtype == FZ_BOOL;
+	if (is_bool)
+		return mx ? "0" : "1";
+	return mx ? "(-2147483647 - 1)" : "2147483647";
+}
+
+/* The value of a finished reduction from its accumulator. */
+static const char *acc_result(RowK *R, NodeId red)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[red];
+	const char *t = acc_type(R, red);
+	if (n->op == OP_MEAN) {
+		if (strcmp(t, "long long") == 0)
+			return arena_printf(c->a, "(float)a%d / (float)fz_n", red);
+		return arena_printf(c->a, "a%d / (%s)fz_n", red, t);
+	}
+	if (n->dtype == FZ_BOOL)
+		return arena_printf(c->a, "a%d != 0", red);
+	return arena_printf(c->a, "a%d", red);
+}
+
+static const char *ind(int depth) { return &"\t\t\t\t\t\t\t\t"[8 - (depth > 8 ? 8 : depth)]; }
+
+/* One line computing node id inside a chunk's u-loop. */
+static bool emit_node(RowK *R, NodeId id, int depth)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[id];
+	const char *e = cg_node_expr(c, id);
+	if (!e)
+		return false;
+	sb_printf(c->sb, "%sconst %s t%d = %s; // %s\n", ind(depth), cg_compute_type((fz_dtype)n->dtype), id, e,
+	          cg_comment(c, n));
+	c->vname[id] = arena_printf(c->a, "t%d", id);
+	return true;
+}
+
+/* Load declarations of per-element leaves for a chunk at j0 (not pass 0). */
+static void emit_leaf_loads(RowK *R, const NodeId *leaf, int nleaf, int depth, int32_t skip)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < nleaf; i++) {
+		NodeId id = leaf[i];
+		if (skip && c->mark2[id] == skip)
+			continue;
+		int p = c->pin[id];
+		if (p < 0) {
+			cg_internal(c, "leaf %%%d of kernel %s has no parameter", id, R->k->name);
+			return;
+		}
+		sb_printf(c->sb, "%s%s l%d[%d];\n", ind(depth), cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		sb_printf(c->sb, "%sfz_ld(l%d, %s, j0, fz_e, fz_vec);\n", ind(depth), id, row_ptr(R, p));
+		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
+	}
+}
+
+/* The values of earlier passes that pass q reads: from the cache, or
+ * recomputed (the cone of derived ones) when the launch gave no cache. */
+static bool emit_freads(RowK *R, int q, const Closure *m, int depth)
+{
+	Cg *c = R->c;
+	if (m->nfread == 0)
+		return true;
+	const char *in = ind(depth);
+	int32_t fs = cg_new_stamp(c);
+	for (int i = 0; i < m->nfread; i++) {
+		NodeId id = m->fread[i];
+		c->mark2[id] = fs;
+		sb_printf(c->sb, "%s%s f%d[%d];\n", in, cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+	}
+	sb_printf(c->sb, "%sif (fz_cached) {\n", in);
+	for (int i = 0; i < m->nfread; i++)
+		sb_printf(c->sb, "%s\tfz_cld(f%d, fz_c%d + (j0 - fz_beg));\n", in, m->fread[i], m->fread[i]);
+	sb_printf(c->sb, "%s} else {\n", in);
+	for (int i = 0; i < m->nfread; i++) {
+		NodeId id = m->fread[i];
+		if (!cg_is_leaf(c, id))
+			continue;
+		sb_printf(c->sb, "%s\tfz_ld(f%d, %s, j0, fz_e, fz_vec);\n", in, id, row_ptr(R, c->pin[id]));
+	}
+	for (int i = 0; i < m->nfread; i++)
+		if (cg_is_leaf(c, m->fread[i]))
+			c->vname[m->fread[i]] = arena_printf(c->a, "f%d[u]", m->fread[i]);
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, m->nfread + 1);
+	int nt = cone_targets(R, m, t);
+	if (nt > 0) {
+		Closure cone;
+		closure(R, q, t, nt, false, &cone);
+		emit_leaf_loads(R, cone.leaf, cone.nleaf, depth + 1, fs);
+		sb_printf(c->sb, "#pragma unroll\n%s\tfor (int u = 0; u < %d; u++) {\n", in, R->vec);
+		for (int i = 0; i < cone.ncomp; i++)
+			if (!emit_node(R, cone.comp[i], depth + 2))
+				return false;
+		for (int i = 0; i < nt; i++)
+			sb_printf(c->sb, "%s\t\tf%d[u] = t%d;\n", in, t[i], t[i]);
+		sb_printf(c->sb, "%s\t}\n", in);
+		for (int i = 0; i < cone.ncomp; i++)
+			c->vname[cone.comp[i]] = NULL;
+	}
+	sb_printf(c->sb, "%s}\n", in);
+	for (int i = 0; i < m->nfread; i++)
+		c->vname[m->fread[i]] = arena_printf(c->a, "f%d[u]", m->fread[i]);
+	return true;
+}
+
+/* The array holding node id's V values after the u-loop (for stores and
+ * cache writes). */
+static const char *value_array(RowK *R, NodeId id, int q)
+{
+	if (cg_is_leaf(R->c, id))
+		return arena_printf(R->c->a, q == 0 ? "l%d[0]" : "l%d", id);
+	return arena_printf(R->c->a, "v%d", id);
+}
+
+/* Accumulate the reductions of pass q (inside the u-loop). */
+static void emit_accumulate(RowK *R, int q, int depth)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const Node *n = &c->g->nodes[red];
+		const char *v = cg_value(c, n->args[0]);
+		const char *t = acc_type(R, red);
+		if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
+			v = arena_printf(c->a, "(%s)%s", t, v);
+		sb_printf(c->sb, "%sif (j0 + u < fz_e)\n%s\ta%d = %s::f(a%d, %s); // %s\n", ind(depth), ind(depth), red,
+		          acc_op(n), red, v, cg_comment(c, n));
+	}
+}
+
+/* The chunk loop of pass q over this thread's chunks of the row. */
+static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int V = R->vec;
+	StrBuf *sb = c->sb;
+	if (q == 0) { /* one chunk in flight ahead of the one in use */
+		for (int i = 0; i < m->nleaf; i++) {
+			NodeId id = m->leaf[i];
+			sb_printf(sb, "\t\t\t%s l%d[2][%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
+			sb_printf(sb, "\t\t\tfz_ld(l%d[1], %s, fz_j, fz_e, fz_vec);\n", id, row_ptr(R, c->pin[id]));
+		}
+	}
+	sb_puts(sb, "\t\t\tfor (long long j0 = fz_j; j0 < fz_e; j0 += fz_step) {\n");
+	if (q == 0) {
+		for (int i = 0; i < m->nleaf; i++) {
+			NodeId id = m->leaf[i];
+			sb_printf(sb, "\t\t\t\tfz_mv(l%d[0], l%d[1]);\n", id, id);
+			sb_printf(sb, "\t\t\t\tfz_ld(l%d[1], %s, j0 + fz_step, fz_e, fz_vec);\n", id, row_ptr(R, c->pin[id]));
+			c->vname[id] = arena_printf(c->a, "l%d[0][u]", id);
+		}
+	} else {
+		emit_leaf_loads(R, m->leaf, m->nleaf, 4, 0);
+	}
+	if (!emit_freads(R, q, m, 4))
+		return false;
+	/* arrays for values stored or cached after the loop */
+	int32_t arr = cg_new_stamp(c);
+	for (int i = 0; i < nt; i++) {
+		NodeId id = t[i];
+		bool keep = (is_colv(R, id) && c->ph[id] == q && param_of(R, id, PARAM_OUT) >= 0) || slot_of(R, id) >= 0;
+		if (!keep || cg_is_leaf(c, id) || c->mark2[id] == arr)
+			continue;
+		c->mark2[id] = arr;
+		sb_printf(sb, "\t\t\t\t%s v%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
+	}
+	sb_printf(sb, "#pragma unroll\n\t\t\t\tfor (int u = 0; u < %d; u++) {\n", V);
+	for (int i = 0; i < m->ncomp; i++)
+		if (!emit_node(R, m->comp[i], 5))
+			return false;
+	emit_accumulate(R, q, 5);
+	for (int i = 0; i < nt; i++)
+		if (c->mark2[t[i]] == arr) {
+			c->mark2[t[i]] = 0;
+			sb_printf(sb, "\t\t\t\t\tv%d[u] = %s;\n", t[i], cg_value(c, t[i]));
+		}
+	sb_puts(sb, "\t\t\t\t}\n");
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind == PARAM_OUT && is_colv(R, kp->node) && c->ph[kp->node] == q)
+			sb_printf(sb, "\t\t\t\tfz_st(%s, j0, fz_e, fz_vec, %s);\n", row_ptr(R, i), value_array(R, kp->node, q));
+	}
+	bool any = false;
+	for (int i = 0; i < R->ncached; i++) {
+		NodeId id = R->cached[i];
+		if (c->ph[id] != q)
+			continue;
+		if (!any)
+			sb_puts(sb, "\t\t\t\tif (fz_cached) {\n");
+		any = true;
+		sb_printf(sb, "\t\t\t\t\tfz_cst(fz_c%d + (j0 - fz_beg), %s);\n", id, value_array(R, id, q));
+	}
+	if (any)
+		sb_puts(sb, "\t\t\t\t}\n");
+	sb_puts(sb, "\t\t\t}\n");
+	return true;
+}
+
+/* After the chunk loop: combine the threads of the row (and the blocks of a
+ * split row), then the reductions' values. */
+static void emit_finish(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	StrBuf *sb = c->sb;
+	int nr = 0;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const Node *n = &c->g->nodes[red];
+		sb_printf(sb, "\t\ta%d = fz_reduce<%s>(a%d, %s, fz_red);\n", red, acc_op(n), red, acc_identity(R, red));
+		nr++;
+	}
+	int NR = c->info->nred;
+	sb_puts(sb, "\t\tif (fz_S > 1) { /* split rows: combine the blocks' partial results */\n");
+	sb_printf(sb, "\t\t\tunsigned long long *fz_p = fz_part + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * %d;\n",
+	          NR);
+	sb_puts(sb, "\t\t\tif (threadIdx.x == 0) {\n");
+	int j = 0;
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1)
+			sb_printf(sb, "\t\t\t\tfz_p[fz_seg * %d + %d] = fz_bits(a%d);\n", NR, j++, k->reductions[i]);
+	sb_puts(sb, "\t\t\t}\n\t\t\tfz_ep++;\n\t\t\tfz_barrier(fz_cnt + blockIdx.x, fz_ep * fz_S);\n");
+	j = 0;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const char *t = acc_type(R, red);
+		sb_printf(sb, "\t\t\ta%d = %s;\n", red, acc_identity(R, red));
+		sb_printf(sb, "\t\t\tfor (int s = 0; s < fz_S; s++) {\n\t\t\t\t%s v;\n", t);
+		sb_printf(sb, "\t\t\t\tfz_unbits(v, fz_ldv(fz_p + s * %d + %d));\n\t\t\t\ta%d = %s::f(a%d, v);\n\t\t\t}\n", NR,
+		          j++, red, acc_op(&c->g->nodes[red]), red);
+	}
+	sb_puts(sb, "\t\t}\n");
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const Node *n = &c->g->nodes[red];
+		sb_printf(sb, "\t\tconst %s t%d = %s; // %s\n", cg_compute_type((fz_dtype)n->dtype), red, acc_result(R, red),
+		          cg_comment(c, n));
+		c->vname[red] = arena_printf(c->a, "t%d", red);
+	}
+	(void)nr;
+}
+
+/* Per-row values of phase p (leaves and computed ones), in graph order. */
+static bool emit_rowc(RowK *R, int p)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	StrBuf *sb = c->sb;
+	if (p == 0) {
+		for (int i = 0; i < k->nparams; i++) {
+			const KParam *kp = &k->params[i];
+			if (kp->kind != PARAM_IN || c->mark3[kp->node] != R->rowc || c->pin[kp->node] != i || is_colv(R, kp->node))
+				continue;
+			const Node *n = &c->g->nodes[kp->node];
+			R->used[i] = true;
+			sb_printf(sb, "\t\tconst %s t%d = fz_in(%s[%s]);\n", cg_compute_type((fz_dtype)n->dtype), kp->node,
+			          cg_param_name(c, i), R->roff[i] ? R->roff[i] : "0");
+			c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
+		}
+	}
+	for (int i = 0; i < k->nnodes; i++) {
+		NodeId id = k->nodes[i];
+		if (c->mark3[id] != R->rowc || is_colv(R, id) || is_red(R, id) || cg_is_leaf(c, id) || c->ph[id] != p)
+			continue;
+		const Node *n = &c->g->nodes[id];
+		const char *e = cg_node_expr(c, id);
+		if (!e)
+			return false;
+		sb_printf(sb, "\t\tconst %s t%d = %s; // %s\n", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
+		c->vname[id] = arena_printf(c->a, "t%d", id);
+	}
+	return true;
+}
+
+static void pass_comment(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (q == R->P) {
+		sb_printf(c->sb, "\t\t// epilogue: the per-element outputs\n");
+		return;
+	}
+	sb_printf(c->sb, "\t\t// pass %d of %d:", q + 1, R->P);
+	bool first = true;
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1) {
+			sb_printf(c->sb, "%s %s", first ? "" : ",", cg_comment(c, &c->g->nodes[k->reductions[i]]));
+			first = false;
+		}
+	sb_puts(c->sb, "\n");
+}
+
+static bool emit_pass(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, k->nreductions + k->nparams + R->ncached + 1);
+	int nt = targets(R, q, t);
+	Closure m;
+	closure(R, q, t, nt, true, &m);
+	if (nt == 0)
+		return emit_rowc(R, q + 1);
+	pass_comment(R, q);
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] == q + 1)
+			sb_printf(c->sb, "\t\t%s a%d = %s;\n", acc_type(R, red), red, acc_identity(R, red));
+	}
+	sb_puts(c->sb, "\t\t{\n");
+	if (!emit_chunks(R, q, &m, t, nt))
+		return false;
+	sb_puts(c->sb, "\t\t}\n");
+	if (q < R->P)
+		emit_finish(R, q);
+	return emit_rowc(R, q + 1);
+}
+
+/* Per-row outputs, written once a row by its group's first thread. */
+static void emit_row_stores(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_OUT || is_colv(R, kp->node))
+			continue;
+		R->used[i] = true;
+		sb_printf(c->sb, "\t\tif (fz_act && threadIdx.x == 0 && fz_seg == 0)\n\t\t\tfz_out(%s[%s], %s);\n",
+		          cg_param_name(c, i), R->roff[i] ? R->roff[i] : "0", cg_value(c, kp->node));
+	}
+}
+
+/* ---- the kernel ------------------------------------------------------------------------ */
+
+static bool same_layout(const RowK *R, NodeId a, NodeId b)
+{
+	const Node *x = &R->c->g->nodes[a], *y = &R->c->g->nodes[b];
+	for (int ax = 0; ax < R->r; ax++)
+		if (cg_dim_at(x, R->r, ax) != cg_dim_at(y, R->r, ax))
+			return false;
+	return true;
+}
+
+/* Row offsets: names for the parameters whose rows differ. */
+static void plan_offsets(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	R->roff = ARENA_ARRAY(c->a, const char *, k->nparams + 1);
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_IN && kp->kind != PARAM_OUT)
+			continue;
+		CgRun runs[FZ_MAX_RANK];
+		int nr = cg_runs(&c->g->nodes[kp->node], R->r, k->domain, R->r - 1, runs);
+		bool rowvar = false;
+		for (int j = 0; j < nr; j++)
+			rowvar |= runs[j].kept;
+		if (!rowvar)
+			continue;
+		R->roff[i] = arena_printf(c->a, "fz_r%d", i);
+		/* parameters of the same shape (and layout) share one offset */
+		for (int j = 0; j < i; j++)
+			if (R->roff[j] && same_layout(R, k->params[j].node, kp->node)) {
+				R->roff[i] = R->roff[j];
+				break;
+			}
+	}
+}
+
+/* Declarations of the row offsets of the parameters used (inside the row
+ * loop) and their constants (before it). */
+static void emit_offsets(RowK *R, StrBuf *before, StrBuf *inside)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	StrBuf *save = c->sb;
+	for (int i = 0; i < k->nparams; i++)
+		if (R->roff[i] && R->used[i])
+			for (int j = 0; j < k->nparams; j++)
+				if (R->roff[j] == R->roff[i])
+					R->used[j] = true; /* the one that declares it */
+	for (int i = 0; i < k->nparams; i++) {
+		if (!R->roff[i] || !R->used[i] || strcmp(R->roff[i], arena_printf(c->a, "fz_r%d", i)) != 0)
+			continue;
+		const Node *n = &c->g->nodes[k->params[i].node];
+		CgRun runs[FZ_MAX_RANK];
+		int nr = cg_runs(n, R->r, k->domain, R->r - 1, runs);
+		c->sb = before;
+		const char *off = cg_offset(c, k, runs, nr, R->r - 1, arena_printf(c->a, "fz_r%d", i), "fz_rr", "\t");
+		c->sb = save;
+		sb_printf(inside, "\t\tconst long long fz_r%d = %s%s;\n", i, nr == 1 && runs[0].kept ? off : arena_printf(c->a, "(%s)", off),
+		          colv(R, n) ? " * fz_n" : "");
+	}
+}
+
+static void emit_prologue(RowK *R, StrBuf *sb)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int V = R->vec;
+	if (c->info->nslots > 0)
+		sb_puts(sb, "\textern __shared__ fz_a16 fz_smem[];\n");
+	if (R->P > 0)
+		sb_puts(sb, "\t__shared__ unsigned long long fz_red[32];\n");
+	sb_printf(sb, "\tconst long long fz_rows = %s;\n", cg_extent(c, k, 0, R->r - 1));
+	sb_printf(sb, "\tconst long long fz_n = %s;\n", cg_extent(c, k, R->r - 1, R->r));
+	sb_puts(sb, "\tconst int fz_S = gridDim.y, fz_seg = blockIdx.y;\n");
+	sb_printf(sb, "\tconst long long fz_len = fz_S == 1 ? fz_n : ((fz_n + fz_S - 1) / fz_S + %d) / %d * %d;\n", V - 1, V, V);
+	sb_puts(sb, "\tconst long long fz_beg = fz_seg * fz_len < fz_n ? fz_seg * fz_len : fz_n;\n");
+	sb_puts(sb, "\tconst long long fz_end = fz_beg + fz_len < fz_n ? fz_beg + fz_len : fz_n;\n");
+	sb_printf(sb, "\tconst long long fz_j = fz_beg + (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;\n",
+	          V, V);
+	StrBuf cond;
+	sb_init(&cond, c->a);
+	sb_printf(&cond, "fz_n %% %d == 0", V);
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if ((kp->kind == PARAM_IN || kp->kind == PARAM_OUT) && R->used[i] && is_colv(R, kp->node))
+			sb_printf(&cond, " && fz_aligned(%s, %d)", cg_param_name(c, i),
+			          cg_vec_align(V, (fz_dtype)c->g->nodes[kp->node].dtype));
+	}
+	sb_printf(sb, "\tconst bool fz_vec = %s;\n", sb_str(&cond));
+	if (c->info->nslots > 0) {
+		sb_printf(sb, "\t// the row cache: %d slot%s, each padded to 16 bytes\n", c->info->nslots,
+		          c->info->nslots == 1 ? "" : "s");
+		sb_printf(sb, "\tconst long long fz_lp = (fz_len + %d) / %d * %d;\n", V - 1, V, V);
+		sb_puts(sb, "\tconst long long fz_so0 = 0;\n");
+		for (int s = 0; s < c->info->nslots; s++)
+			sb_printf(sb, "\tconst long long fz_so%d = fz_so%d + (fz_lp * %d + 15) / 16 * 16;\n", s + 1, s,
+			          c->info->slot_bytes[s]);
+		sb_printf(sb, "\tconst bool fz_cached = (unsigned long long)fz_so%d * blockDim.y <= fz_dyn_smem();\n",
+		          c->info->nslots);
+		sb_printf(sb, "\tunsigned char *fz_cb = reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_so%d;\n",
+		          c->info->nslots);
+		for (int i = 0; i < R->ncached; i++) {
+			NodeId id = R->cached[i];
+			const Node *n = &c->g->nodes[id];
+			const char *ty = cg_is_leaf(c, id) ? cg_store_type((fz_dtype)n->dtype)
+			                 : n->dtype == FZ_BOOL ? "unsigned char" : cg_compute_type((fz_dtype)n->dtype);
+			sb_printf(sb, "\t%s *fz_c%d = reinterpret_cast<%s *>(fz_cb + fz_so%d);\n", ty, id, ty, R->cslot[i]);
+		}
+	}
+	if (R->P > 0)
+		sb_puts(sb, "\tunsigned long long *fz_cnt = fz_ws, *fz_part = fz_ws + gridDim.x, fz_ep = 0;\n");
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_SCALAR || c->pin[kp->node] != i)
+			continue;
+		const Node *n = &c->g->nodes[kp->node];
+		sb_printf(sb, "\tconst %s t%d = fz_in(%s);\n", cg_compute_type((fz_dtype)n->dtype), kp->node, cg_param_name(c, i));
+		c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
+	}
+}
+
+static int max_threads(RowK *R)
+{
+	/* registers: the first pass holds two chunks of every stream */
+	Closure m;
+	NodeId *t = ARENA_ARRAY(R->c->a, NodeId, R->k->nreductions + R->k->nparams + R->ncached + 1);
+	closure(R, 0, t, targets(R, 0, t), true, &m);
+	return m.nleaf * R->vec * 2 <= 16 ? 1024 : 512;
+}
+
+static void reset_scratch(RowK *R)
+{
+	for (int i = 0; i < R->ntouched; i++)
+		R->c->nflags[R->touched[i]] = 0;
+}
+
+bool cg_row(Cg *c)
+{
+	const Kernel *k = c->k;
+	if (!c->ph) {
+		int n = c->g->n + 1;
+		c->ph = ARENA_ARRAY(c->a, int32_t, n);
+		c->lastread = ARENA_ARRAY(c->a, int32_t, n);
+		c->nflags = ARENA_ARRAY(c->a, uint8_t, n);
+	}
+	c->helpers |= CGH_ROW | CGH_MINMAX;
+	RowK R = {.c = c, .k = k, .r = k->rank};
+	R.vec = c->vec = c->info->vec = cg_vec_width(c, true);
+	R.rowc = cg_new_stamp(c);
+	bool ok = analyse(&R);
+	if (ok) {
+		plan_cache(&R);
+		plan_offsets(&R);
+		int nred = 0;
+		for (int q = 0; q < R.P; q++) {
+			int n = 0;
+			for (int i = 0; i < k->nreductions; i++)
+				n += c->ph[k->reductions[i]] == q + 1;
+			nred = n > nred ? n : nred;
+		}
+		c->info->nred = nred;
+		c->info->npasses = R.P + 1;
+		for (int i = 0; i < k->nparams; i++)
+			c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !is_colv(&R, k->params[i].node);
+		c->info->max_threads = max_threads(&R);
+	}
+	StrBuf body, before, inside, *save = c->sb;
+	sb_init(&body, c->a);
+	sb_init(&before, c->a);
+	sb_init(&inside, c->a);
+	if (ok) {
+		emit_prologue(&R, &before); /* scalars named before the passes use them */
+		c->sb = &body;
+		ok = emit_rowc(&R, 0);
+		for (int q = 0; ok && q <= R.P; q++)
+			ok = emit_pass(&R, q);
+		if (ok)
+			emit_row_stores(&R);
+		c->sb = save;
+	}
+	if (ok) {
+		/* the prologue again, now that the used parameters are known */
+		sb_init(&before, c->a);
+		emit_prologue(&R, &before);
+		emit_offsets(&R, &before, &inside);
+		sb_printf(save, "\n// ---- kernel %s: rows of %s, %d pass%s over each row, then the epilogue\n", k->name,
+		          ir_shape_str(c->a, c->g, k->rank, k->domain), R.P, R.P == 1 ? "" : "es");
+		sb_printf(save, "extern \"C\" __global__ void __launch_bounds__(%d) %s_row", c->info->max_threads, c->kname);
+		cg_signature(c, k, true);
+		sb_puts(save, "{\n");
+		sb_putn(save, before.buf ? before.buf : "", before.len);
+		sb_puts(save, "\tfor (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
+		              "(long long)gridDim.x * blockDim.y) {\n");
+		sb_puts(save, "\t\tconst long long fz_row = fz_rb + threadIdx.y;\n\t\tconst bool fz_act = fz_row < fz_rows;\n");
+		if (inside.len > 0)
+			sb_puts(save, "\t\tconst long long fz_rr = fz_act ? fz_row : fz_rows - 1;\n");
+		sb_puts(save, "\t\tconst long long fz_e = fz_act ? fz_end : fz_beg;\n");
+		sb_putn(save, inside.buf ? inside.buf : "", inside.len);
+		sb_putn(save, body.buf ? body.buf : "", body.len);
+		sb_puts(save, "\t}\n}\n");
+	}
+	reset_scratch(&R);
+	return ok && !c->d->set;
+}
+

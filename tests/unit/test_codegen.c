@@ -1,0 +1,541 @@
+/*
+ * test_codegen.c: CUDA C generation (src/codegen) and NVRTC (runtime/nvrtc.c).
+ *
+ * What is checked, without a GPU:
+ *   - every example and every golden program that compiles, fused and per
+ *     op, is valid CUDA: NVRTC compiles it for sm_80 and sm_90 with an EMPTY
+ *     log (no warnings either);
+ *   - user identifiers cannot inject code: names that are CUDA keywords or
+ *     clash with generated names, and source text with comment closers,
+ *     backslashes at line ends and trigraph-like sequences;
+ *   - the generated text: one entry per kernel named <program>_k<id>_<pw|row>,
+ *     no #include, every computing line commented with its source;
+ *   - launch configurations: the schedule chosen per row length and row
+ *     count (warp, block, split, loop), the row cache sized by the kernel's
+ *     own formula, grids for zero sizes, pointwise grids.
+ *
+ * The schedule design (row.c, launch.c, docs/performance.md): one entry per
+ * row kernel runs every schedule, chosen at launch by geometry alone
+ * (threads per row, rows per block, blocks per row, shared memory for the
+ * row cache). The trade-off: a kernel specialised per schedule could keep a
+ * short row in registers and drop the unused branches, but every entry
+ * costs NVRTC time (a cold compile must stay near NVRTC's own start-up
+ * cost); the shared-memory cache costs a little bandwidth of the SM's
+ * shared memory, which memory-bound kernels have to spare.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codegen/cgint.h"
+#include "runtime/nvrtc.h"
+#include "testutil.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static Compilation *compile_mode(const char *src, bool fused)
+{
+	PipeOptions opt = pipe_default_options();
+	opt.fuse = fused;
+	Compilation *c = pipe_new("test.fz", src, strlen(src), &opt);
+	ck_assert_ptr_nonnull(c);
+	if (pipe_run(c) != FZ_OK)
+		ck_abort_msg("compile failed:\n%s\nfor program:\n%s", c->diag_text ? c->diag_text : "?", src);
+	return c;
+}
+
+/* NVRTC compiles the module for sm_<arch> with an empty log. */
+static void assert_nvrtc_clean(Compilation *c, int arch, const char *what)
+{
+	RtNvrtcResult r;
+	bool ok = rt_nvrtc_compile(c->arena, c->module.source, c->graph.name, arch / 10, arch % 10, false, &r);
+	ck_assert_msg(ok, "%s: NVRTC failed:\n%s", what, r.message ? r.message : "?");
+	ck_assert_msg(r.log && r.log[0] == 0, "%s: NVRTC log for sm_%d is not empty:\n%s\n--- source ---\n%s", what, arch,
+	              r.log, c->module.source);
+	ck_assert_ptr_nonnull(r.image);
+	ck_assert_msg(strstr(r.image, ".entry") != NULL, "%s: no entry in the PTX", what);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	size_t got = fread(buf, 1, (size_t)n, f);
+	buf[got] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Programs under examples/ and tests/golden/ (sorted, so loop indices are stable). */
+enum { MAX_PROGRAMS = 512 };
+static char *programs[MAX_PROGRAMS];
+static int nprograms;
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void find_programs(const char *dir)
+{
+	DIR *d = opendir(tu_path(dir));
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) && nprograms < MAX_PROGRAMS) {
+		size_t n = strlen(e->d_name);
+		if (n > 3 && strcmp(e->d_name + n - 3, ".fz") == 0) {
+			char rel[512];
+			snprintf(rel, sizeof rel, "%s/%s", dir, e->d_name);
+			programs[nprograms++] = strdup(rel);
+		}
+	}
+	closedir(d);
+}
+
+/* ---- every program is valid CUDA ----------------------------------------------------------- */
+
+/* Loop index i: program i / 4, fused or per-op, sm_80 or sm_90. */
+START_TEST(program_compiles_clean)
+{
+	int p = _i / 4;
+	bool fused = (_i & 2) == 0;
+	int arch = (_i & 1) ? 90 : 80;
+	if (p >= nprograms)
+		return;
+	char *text = read_file(tu_path(programs[p]));
+	ck_assert_ptr_nonnull(text);
+	PipeOptions opt = pipe_default_options();
+	opt.fuse = fused;
+	Compilation *c = pipe_new(programs[p], text, strlen(text), &opt);
+	ck_assert_ptr_nonnull(c);
+	if (pipe_run(c) == FZ_OK) { /* golden error cases stop earlier: nothing to check */
+		char what[600];
+		snprintf(what, sizeof what, "%s (%s)", programs[p], fused ? "fused" : "per-op");
+		ck_assert_ptr_null(strstr(c->module.source, "#include"));
+		assert_nvrtc_clean(c, arch, what);
+	} else {
+		ck_assert_int_ne(c->status, FZ_ERR_INTERNAL);
+		ck_assert_ptr_null(strstr(c->diag_text ? c->diag_text : "", "internal error"));
+	}
+	pipe_free(c);
+	free(text);
+}
+END_TEST
+
+/* ---- names and source text cannot inject code ---------------------------------------------- */
+
+START_TEST(keywords_as_identifiers)
+{
+	const char *src = "in int: f32[float, __global__]\n"
+	                  "in t1: f32[__global__]\n"
+	                  "in fz_in: f32\n"
+	                  "in l0: f32[float, __global__]\n"
+	                  "return = int * t1 + fz_in\n"
+	                  "out void = return - max(return) + l0\n"
+	                  "out extern = sum(exp(int))\n";
+	for (int fused = 0; fused < 2; fused++) {
+		Compilation *c = compile_mode(src, fused);
+		const char *s = c->module.source;
+		ck_assert_ptr_nonnull(strstr(s, "const float *__restrict__ in_int"));
+		ck_assert_ptr_nonnull(strstr(s, "float *__restrict__ out_void"));
+		ck_assert_ptr_nonnull(strstr(s, "long long dim___global__"));
+		ck_assert_ptr_nonnull(strstr(s, "float in_fz_in"));
+		assert_nvrtc_clean(c, 90, fused ? "keywords (fused)" : "keywords (per-op)");
+		pipe_free(c);
+	}
+}
+END_TEST
+
+/* No generated line may end in a backslash (it would splice the next line
+ * into a // comment). */
+static void assert_no_splice(const char *s)
+{
+	for (const char *p = strchr(s, '\n'); p; p = strchr(p + 1, '\n'))
+		ck_assert_msg(p == s || p[-1] != '\\', "a generated line ends in a backslash:\n%.*s", (int)(p - s), s);
+}
+
+START_TEST(source_text_in_comments)
+{
+	const char *src = "in x: f32[N]\n"
+	                  "out y = (x * 2 # a comment */ with a backslash \\\n"
+	                  "  + 1) # ?\?/ and */ /* \\\n"
+	                  "out z = (x # \\\n"
+	                  " # \\\n"
+	                  " * x # ?\?/\n"
+	                  ")\n";
+	for (int fused = 0; fused < 2; fused++) {
+		Compilation *c = compile_mode(src, fused);
+		assert_no_splice(c->module.source);
+		ck_assert_ptr_null(strstr(c->module.source, "?\?/"));
+		assert_nvrtc_clean(c, 90, "comments");
+		pipe_free(c);
+	}
+}
+END_TEST
+
+START_TEST(comment_sanitized)
+{
+	Compilation *c = compile_mode("in x: f32[N]\nout y = (x\n   *   3 # \\\n)\n", true);
+	/* the expression's text on one line, spaces collapsed, the backslash escaped, not last */
+	ck_assert_ptr_nonnull(strstr(c->module.source, "// (x * 3 # \\\\ )\n"));
+	pipe_free(c);
+	c = compile_mode("in x: f32[N]\nout y = x + 1 # trailing \\\n", true);
+	ck_assert_ptr_nonnull(strstr(c->module.source, "// x + 1\n"));
+	pipe_free(c);
+}
+END_TEST
+
+/* A long expression is cut in its comment, never in the code. */
+START_TEST(long_comment_truncated)
+{
+	StrBuf sb;
+	Arena *a = arena_new();
+	sb_init(&sb, a);
+	sb_puts(&sb, "in x: f32[N]\nout y = x");
+	for (int i = 0; i < 60; i++)
+		sb_printf(&sb, " + x * %d", i + 2);
+	sb_puts(&sb, "\n");
+	Compilation *c = compile_mode(sb_str(&sb), true);
+	const char *s = c->module.source;
+	ck_assert_ptr_nonnull(strstr(s, " ...\n"));
+	for (const char *p = s, *nl; (nl = strchr(p, '\n')); p = nl + 1)
+		ck_assert_int_lt((int)(nl - p), 400);
+	assert_nvrtc_clean(c, 90, "long expression");
+	pipe_free(c);
+	arena_free(a);
+}
+END_TEST
+
+/* ---- the generated text -------------------------------------------------------------------- */
+
+START_TEST(entries_and_arguments)
+{
+	Compilation *c = compile_mode("in x: f32[B, N]\nin s: f32\nout y = x * s\nout m = sum(x)\n", true);
+	const CgModule *m = &c->module;
+	ck_assert_int_eq(m->nentries, c->plan.nkernels);
+	for (int i = 0; i < m->nentries; i++) {
+		const CgEntry *e = &m->entries[i];
+		const Kernel *k = &c->plan.kernels[e->kernel];
+		char want[128];
+		snprintf(want, sizeof want, "%s_%s", k->name, k->kind == KERNEL_ROW ? "row" : "pw");
+		ck_assert_str_eq(e->symbol, want);
+		ck_assert_int_eq(e->nargs, k->nparams + (k->kind == KERNEL_ROW));
+		for (int j = 0; j < k->nparams; j++) {
+			ck_assert_int_eq(e->args[j].kind, CGARG_PARAM);
+			ck_assert_int_eq(e->args[j].index, j);
+		}
+		if (k->kind == KERNEL_ROW)
+			ck_assert_int_eq(e->args[k->nparams].kind, CGARG_WORKSPACE);
+		char decl[160];
+		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
+		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
+	}
+	pipe_free(c);
+}
+END_TEST
+
+/* Every line that computes a node (`const T tN = ...;`) quotes its source. */
+START_TEST(lines_commented)
+{
+	Compilation *c = compile_mode("in x: f32[B, N]\nin b: f32[N]\nh = gelu_tanh(x + b)\nout y = h - mean(h)\n", true);
+	int lines = 0;
+	for (const char *p = c->module.source; (p = strstr(p, "\tconst float t")); p++) {
+		const char *nl = strchr(p, '\n');
+		const char *cm = strstr(p, "; // ");
+		ck_assert_msg(cm && cm < nl, "uncommented: %.*s", (int)(nl - p), p);
+		lines++;
+	}
+	ck_assert_int_ge(lines, 5);
+	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
+	pipe_free(c);
+}
+END_TEST
+
+/* Only the prelude pieces a module uses are in it. */
+START_TEST(prelude_pieces)
+{
+	Compilation *c = compile_mode("in x: f32[N]\nout y = x * 2\n", true);
+	ck_assert_ptr_null(strstr(c->module.source, "fz_reduce"));
+	ck_assert_ptr_null(strstr(c->module.source, "fz_exp("));
+	ck_assert_ptr_null(strstr(c->module.source, "fz_div("));
+	pipe_free(c);
+	c = compile_mode("in x: i32[N]\nin y: i32[N]\nout q = x / y\nout e = exp(x)\n", true);
+	ck_assert_ptr_nonnull(strstr(c->module.source, "int fz_div(int a, int b)"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "float fz_exp(float x)"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "= (float)l"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "= fz_exp(t"));
+	pipe_free(c);
+}
+END_TEST
+
+/* Constants keep their value exactly, in the operation's precision. */
+START_TEST(literals)
+{
+	Compilation *c = compile_mode("in x: f32[N]\nin d: f64[N]\nin i: i64[N]\nin j: i32[N]\n"
+	                              "out a = x * 0.1 + 1e30\nout b = d * 0.1\nout c = i * -9223372036854775807 - 1\n"
+	                              "out e = j * 3 - 2147483647\n", true);
+	const char *s = c->module.source;
+	ck_assert_ptr_nonnull(strstr(s, "* 0.100000001f;"));
+	ck_assert_ptr_nonnull(strstr(s, "+ 1.00000002e+30f;"));
+	ck_assert_ptr_nonnull(strstr(s, "* 0.10000000000000001;"));
+	ck_assert_ptr_nonnull(strstr(s, "(-9223372036854775807LL)"));
+	ck_assert_ptr_nonnull(strstr(s, "fz_sub(t11, 1LL);"));
+	ck_assert_ptr_nonnull(strstr(s, "fz_sub(t15, 2147483647);"));
+	assert_nvrtc_clean(c, 90, "literals");
+	pipe_free(c);
+}
+END_TEST
+
+/* ---- launches ---------------------------------------------------------------------------------- */
+
+static CgDevice h100(void) { return cg_default_device(); }
+
+/* Launch kernel k of a compiled program for dims (in the graph's dim order). */
+static CgLaunch launch(Compilation *c, int k, const int64_t *dims)
+{
+	CgLaunch l;
+	CgDevice d = h100();
+	ck_assert(cg_launch(&c->module, &c->plan, k, dims, &d, &l));
+	return l;
+}
+
+static const char *softmax = "in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n";
+
+START_TEST(row_schedules_by_length)
+{
+	Compilation *c = compile_mode(softmax, true);
+	ck_assert_int_eq(c->plan.nkernels, 1);
+	/* short rows: part of a warp per row, several rows a block, cache in shared memory */
+	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 64});
+	ck_assert_int_eq(l.schedule, CG_SCHED_WARP);
+	ck_assert_uint_eq(l.block[0], 2);
+	ck_assert_uint_eq(l.block[1], 64);
+	ck_assert_uint_eq(l.grid[0], 16384);
+	ck_assert_uint_eq(l.smem, 64 * 64 * 4);
+	ck_assert(!l.cooperative);
+	/* 1024: a warp a row, 8 chunks a lane */
+	l = launch(c, 0, (int64_t[]){32768, 1024});
+	ck_assert_int_eq(l.schedule, CG_SCHED_WARP);
+	ck_assert_uint_eq(l.block[0], 32);
+	ck_assert_uint_eq(l.block[1], 4);
+	ck_assert_uint_eq(l.grid[0], 8192);
+	ck_assert_uint_eq(l.smem, 4 * 4096);
+	/* 4096: a block of 128 a row, the row (16 KiB) cached */
+	l = launch(c, 0, (int64_t[]){4096, 4096});
+	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
+	ck_assert_uint_eq(l.block[0], 128);
+	ck_assert_uint_eq(l.block[1], 1);
+	ck_assert_uint_eq(l.grid[0], 4096);
+	ck_assert_uint_eq(l.smem, 16384);
+	/* 32768: a block of 1024 a row, 128 KiB cached */
+	l = launch(c, 0, (int64_t[]){1024, 32768});
+	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
+	ck_assert_uint_eq(l.block[0], 1024);
+	ck_assert_uint_eq(l.smem, 131072);
+	ck_assert_int_eq(l.workspace, 0);
+	/* too long to cache in one block: split with each segment cached */
+	l = launch(c, 0, (int64_t[]){1024, 1 << 20});
+	ck_assert_int_eq(l.schedule, CG_SCHED_SPLIT);
+	ck_assert(l.cooperative);
+	ck_assert_uint_eq(l.block[0], 512);
+	ck_assert_uint_gt(l.grid[1], 1);
+	ck_assert_uint_le((uint64_t)l.grid[0] * l.grid[1], 132 * 2);
+	ck_assert_uint_gt(l.smem, 0);
+	ck_assert_uint_le(l.smem, 232448);
+	ck_assert_int_eq(l.workspace, (int64_t)l.grid[0] * 8 + (int64_t)l.grid[0] * 2 * l.grid[1] * 8);
+	/* few long rows: split to fill the device */
+	l = launch(c, 0, (int64_t[]){4, 1 << 18});
+	ck_assert_int_eq(l.schedule, CG_SCHED_SPLIT);
+	ck_assert_uint_eq(l.grid[0], 4);
+	ck_assert_uint_eq(l.grid[1], 64); /* 2 chunks a thread; 66 would fill the device */
+	pipe_free(c);
+}
+END_TEST
+
+START_TEST(row_cache_slots)
+{
+	/* layernorm: x is read again in pass 2, xc (derived) in the epilogue:
+	 * both f32, so one slot serves both (xc overwrites x) */
+	Compilation *c = compile_mode("in x: f32[R, C]\nin w: f32[C]\nin b: f32[C]\nin eps: f32\nmu = mean(x)\n"
+	                              "xc = x - mu\nout y = xc * rsqrt(mean(xc * xc) + eps) * w + b\n", true);
+	const struct CgKernelInfo *ki = &c->module.kinfo[0];
+	ck_assert_int_eq(ki->nslots, 1);
+	ck_assert_int_eq(ki->slot_bytes[0], 4);
+	ck_assert_int_eq(ki->npasses, 3);
+	CgLaunch l = launch(c, 0, (int64_t[]){8192, 4096});
+	ck_assert_uint_eq(l.smem, 16384);
+	pipe_free(c);
+	/* f16: x cached as f16 (2 bytes), xc as f32 */
+	c = compile_mode("in x: f16[R, C]\nmu = mean(x)\nxc = x - mu\nout y = f16(xc * rsqrt(mean(xc * xc) + 1e-5))\n",
+	                 true);
+	ki = &c->module.kinfo[0];
+	ck_assert_int_eq(ki->nslots, 2);
+	ck_assert_int_eq(ki->slot_bytes[0] + ki->slot_bytes[1], 6);
+	ck_assert_int_eq(ki->vec, 8);
+	pipe_free(c);
+	/* one pass: nothing to carry, no cache */
+	c = compile_mode("in x: f32[R, C]\nout s = sum(x * x)\n", true);
+	ck_assert_int_eq(c->module.kinfo[0].nslots, 0);
+	CgLaunch l2 = launch(c, 0, (int64_t[]){8192, 4096});
+	ck_assert_uint_eq(l2.smem, 0);
+	pipe_free(c);
+}
+END_TEST
+
+START_TEST(zero_sizes)
+{
+	Compilation *c = compile_mode("in x: f32[B, N]\nout y = x * 2\nout s = sum(x)\nout m = x - max(x)\n", true);
+	for (int k = 0; k < c->plan.nkernels; k++) {
+		/* no rows: nothing to do */
+		ck_assert(launch(c, k, (int64_t[]){0, 100}).empty);
+		CgLaunch l = launch(c, k, (int64_t[]){5, 0});
+		if (c->plan.kernels[k].kind == KERNEL_POINTWISE)
+			ck_assert(l.empty);
+	}
+	pipe_free(c);
+	/* empty rows still write per-row values (sum of nothing is 0) */
+	c = compile_mode("in x: f32[B, N]\nout s = sum(x)\n", true);
+	CgLaunch l = launch(c, 0, (int64_t[]){5, 0});
+	ck_assert(!l.empty);
+	ck_assert_uint_ge((uint64_t)l.grid[0] * l.block[1], 5);
+	pipe_free(c);
+	/* empty rows with only per-element outputs: nothing to do */
+	c = compile_mode(softmax, true);
+	ck_assert(launch(c, 0, (int64_t[]){5, 0}).empty);
+	pipe_free(c);
+}
+END_TEST
+
+START_TEST(pointwise_grids)
+{
+	Compilation *c = compile_mode("in x: f32[N]\nin y: f32[N]\nout z = x + y\n", true);
+	CgLaunch l = launch(c, 0, (int64_t[]){64 << 20});
+	ck_assert_int_eq(l.schedule, CG_SCHED_POINTWISE);
+	ck_assert_uint_eq(l.block[0], 256);
+	ck_assert_uint_eq(l.grid[0], 132 * 8); /* one resident wave, grid-stride */
+	l = launch(c, 0, (int64_t[]){4096});
+	ck_assert_uint_eq(l.block[0], 256);
+	ck_assert_uint_eq(l.grid[0], 4); /* 1024 chunks of 4 */
+	l = launch(c, 0, (int64_t[]){5});
+	ck_assert_uint_eq(l.block[0], 32);
+	ck_assert_uint_eq(l.grid[0], 1);
+	ck_assert(launch(c, 0, (int64_t[]){0}).empty);
+	pipe_free(c);
+}
+END_TEST
+
+/* The vector path is taken only where every streamed pointer is aligned and
+ * every broadcast's inner extent divides into chunks. */
+START_TEST(vector_conditions)
+{
+	Compilation *c = compile_mode("in x: f32[B, N]\nin b: f32[N]\nin r: f32[B, 1]\nin h: f16[B, N]\n"
+	                              "out y = x + b + r + h\n", true);
+	const char *s = c->module.source;
+	ck_assert_ptr_nonnull(strstr(s, "const bool fz_vec = fz_aligned(in_x, 16) && (dim_N) % 8 == 0 && "
+	                                "fz_aligned(in_b, 16) && (dim_N) % 8 == 0 && fz_aligned(in_h, 16) && "
+	                                "fz_aligned(out_y, 16);"));
+	ck_assert_int_eq(c->module.kinfo[0].vec, 8);
+	pipe_free(c);
+	c = compile_mode(softmax, true);
+	ck_assert_ptr_nonnull(strstr(c->module.source, "const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && "
+	                                               "fz_aligned(out_y, 16);"));
+	pipe_free(c);
+}
+END_TEST
+
+/* ---- NVRTC ------------------------------------------------------------------------------------- */
+
+START_TEST(nvrtc_failure_message)
+{
+	Arena *a = arena_new();
+	RtNvrtcResult r;
+	ck_assert(!rt_nvrtc_compile(a, "extern \"C\" __global__ void k() {\n  int x = ;\n}\n", "bad", 9, 0, false, &r));
+	ck_assert_ptr_nonnull(strstr(r.message, "NVRTC compilation failed"));
+	ck_assert_ptr_nonnull(strstr(r.message, "--- NVRTC log ---\n"));
+	ck_assert_ptr_nonnull(strstr(r.message, "bad.cu(2)"));
+	ck_assert_ptr_nonnull(strstr(r.message, "    2|   int x = ;\n"));
+	ck_assert(rt_nvrtc_version() >= 11000);
+	arena_free(a);
+}
+END_TEST
+
+START_TEST(nvrtc_cubin)
+{
+	Compilation *c = compile_mode("in x: f32[N]\nout y = exp(x)\n", true);
+	RtNvrtcResult r;
+	ck_assert(rt_nvrtc_compile(c->arena, c->module.source, "t", 9, 0, true, &r));
+	ck_assert_uint_gt(r.image_len, 64);
+	ck_assert(memcmp(r.image, "\177ELF", 4) == 0);
+	pipe_free(c);
+}
+END_TEST
+
+/* A cold compile of a one-kernel program (printed; the figure depends on the
+ * machine, see docs/performance.md). */
+START_TEST(nvrtc_time)
+{
+	const char *progs[] = {"in x: f32[N]\nin y: f32[N]\nin b: f32[N]\nin s: f32\nout z = relu((x + y) * s + b)\n",
+	                       softmax};
+	for (int i = 0; i < 2; i++) {
+		Compilation *c = compile_mode(progs[i], true);
+		double best = 1e9;
+		for (int rep = 0; rep < 3; rep++) {
+			struct timespec t0, t1;
+			RtNvrtcResult r;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			ck_assert(rt_nvrtc_compile(c->arena, c->module.source, "t", 9, 0, false, &r));
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+			best = ms < best ? ms : best;
+		}
+		printf("nvrtc: %s: %.1f ms (PTX, sm_90, best of 3)\n", i ? "softmax" : "add_scale_bias_relu", best);
+		ck_assert(best < 5000);
+		pipe_free(c);
+	}
+}
+END_TEST
+
+static Suite *codegen_suite(void)
+{
+	Suite *s = suite_create("codegen");
+	find_programs("examples");
+	find_programs("tests/golden");
+	qsort(programs, (size_t)nprograms, sizeof programs[0], cmp_str);
+	TCase *t = tcase_create("programs");
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, program_compiles_clean, 0, nprograms * 4);
+	suite_add_tcase(s, t);
+	t = tcase_create("text");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, keywords_as_identifiers);
+	tcase_add_test(t, source_text_in_comments);
+	tcase_add_test(t, comment_sanitized);
+	tcase_add_test(t, long_comment_truncated);
+	tcase_add_test(t, entries_and_arguments);
+	tcase_add_test(t, lines_commented);
+	tcase_add_test(t, prelude_pieces);
+	tcase_add_test(t, literals);
+	suite_add_tcase(s, t);
+	t = tcase_create("launch");
+	tcase_add_test(t, row_schedules_by_length);
+	tcase_add_test(t, row_cache_slots);
+	tcase_add_test(t, zero_sizes);
+	tcase_add_test(t, pointwise_grids);
+	tcase_add_test(t, vector_conditions);
+	suite_add_tcase(s, t);
+	t = tcase_create("nvrtc");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, nvrtc_failure_message);
+	tcase_add_test(t, nvrtc_cubin);
+	tcase_add_test(t, nvrtc_time);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void) { return tu_run(codegen_suite()); }
