@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/gpu-bench.sh BUILD_DIR OUTDIR: the benchmark suite on the GPU machine,
+# bench/gpu-bench.sh BUILD_DIR OUTDIR [RUN.PY OPTIONS]: the benchmark suite on the GPU machine,
 # the one command to run there (from any copy of the tree; the binaries of
 # BUILD_DIR are run directly). Writes under OUTDIR, in at most six files:
 #
@@ -9,10 +9,11 @@
 #   run.log         the suite's log, fusec bench's stderr included
 #   gpu.txt         nvidia-smi before the run
 #
-# The suite takes about 5 minutes on an H100; it is stopped at 7.
+# Options after OUTDIR go to bench/run.py (e.g. --only softmax,layernorm).
+# The suite should take about 3 to 5 minutes on an H100; it is stopped at 7.
 set -u
-if [ $# -ne 2 ]; then
-	echo "usage: bench/gpu-bench.sh BUILD_DIR OUTDIR" >&2
+if [ $# -lt 2 ]; then
+	echo "usage: bench/gpu-bench.sh BUILD_DIR OUTDIR [RUN.PY OPTIONS]" >&2
 	exit 2
 fi
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -29,16 +30,20 @@ fi
 export PYTHONUNBUFFERED=1
 nvidia-smi >"$OUTDIR/gpu.txt" 2>&1
 
-CMD="bench/gpu-bench.sh $1 $2"
+CMD="bench/gpu-bench.sh $*"
+shift 2
 rc=0
 timeout 420 python3 "$HERE/run.py" --fusec "$FUSEC" --examples "$HERE/../examples" \
-	--out "$OUTDIR/bench.json" >"$OUTDIR/run.log" 2>&1 || rc=$?
-tail -n 60 "$OUTDIR/run.log"
+	--out "$OUTDIR/bench.json" "$@" >"$OUTDIR/run.log" 2>&1 || rc=$?
 if [ ! -f "$OUTDIR/bench.json" ]; then
+	tail -n 30 "$OUTDIR/run.log"
 	echo "gpu-bench: run.py wrote no results (exit $rc); see run.log" >&2
 	exit 1
 fi
+[ $rc -eq 124 ] && echo "gpu-bench: run.py was stopped at 420 s; the results are partial"
+grep -E "ERROR|Traceback" "$OUTDIR/run.log" | head -n 30
 python3 "$HERE/report.py" --command "$CMD" "$OUTDIR/bench.json" >"$OUTDIR/benchmarks.md" || rc=1
 python3 "$HERE/plot.py" "$OUTDIR/bench.json" "$OUTDIR/pct_floor.png" || rc=1
+cat "$OUTDIR/benchmarks.md"
 echo "gpu-bench: results in $OUTDIR (exit $rc)"
 exit $rc

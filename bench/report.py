@@ -78,10 +78,11 @@ def header(doc, command):
         "Command: `%s`." % (command or m.get("command", "?")),
     ]
     if c:
-        out.append("Copy bandwidth (%s, bytes read + written): %.0f GB/s at the start, %.0f GB/s "
-                   "at the end; the floor uses %.0f GB/s." % (
-                       c.get("method", "device-to-device copy"), c.get("gbps_start", c["gbps"]),
-                       c.get("gbps_end", c["gbps"]), c["gbps"]))
+        end = ("%.0f GB/s at the end" % c["gbps_end"] if "gbps_end" in c
+               else "not measured at the end (the run stopped early)")
+        out.append("Copy bandwidth (%s, bytes read + written): %.0f GB/s at the start, %s; the floor "
+                   "uses %.0f GB/s." % (c.get("method", "device-to-device copy"),
+                                        c.get("gbps_start", c["gbps"]), end, c["gbps"]))
     return "\n".join(out)
 
 
