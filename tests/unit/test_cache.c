@@ -599,6 +599,87 @@ START_TEST(list_verify_clear)
 }
 END_TEST
 
+/* ---- fusec cache ----------------------------------------------------------------------------------------- */
+
+/* Run the fusec binary (next to the tests directory in the build tree) with
+ * a shell command line; stdout and stderr into out, exit status returned. */
+static int fusec_cmd(const char *args, char *out, size_t n)
+{
+	char exe[4096], cmd[8192];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	ck_assert_int_gt(len, 0);
+	exe[len] = 0;
+	*strrchr(exe, '/') = 0; /* .../build/tests */
+	*strrchr(exe, '/') = 0; /* .../build */
+	snprintf(cmd, sizeof cmd, "%s/fusec %s 2>&1", exe, args);
+	FILE *f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t got = fread(out, 1, n - 1, f);
+	out[got] = 0;
+	int st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(cli_list_verify_clear)
+{
+	RtCache c = open_cache(1 << 20);
+	RtKey a = key_of("layernorm"), b = key_of("softmax");
+	char payload[3000];
+	memset(payload, 7, sizeof payload);
+	ck_assert(rt_cache_store(&c, a, "layernorm", 90, 13000, payload, sizeof payload, collect, NULL));
+	ck_assert(rt_cache_store(&c, b, "softmax_f16", 90, 12080, payload, 100, collect, NULL));
+	set_mtime(entry_file(a), time(NULL) - 3 * 3600 - 60);
+	set_mtime(entry_file(b), time(NULL) - 5 * 86400 - 60);
+	char ha[33], hb[33], args[512], out[8192], want[8192];
+	rt_key_hex(a, ha);
+	rt_key_hex(b, hb);
+
+	snprintf(args, sizeof args, "cache list --dir %s", tmpdir);
+	ck_assert_int_eq(fusec_cmd(args, out, sizeof out), 0);
+	snprintf(want, sizeof want,
+	         "%s: 2 entries, 3.2 KiB\n"
+	         "KEY               PROGRAM                  ARCH    NVRTC        SIZE  LAST USED\n"
+	         "%.16s  softmax_f16              sm_90   12.8        204 B  5 days ago\n"
+	         "%.16s  layernorm                sm_90   13.0      3.0 KiB  3 h ago\n",
+	         tmpdir, hb, ha);
+	ck_assert_str_eq(out, want);
+
+	flip_payload_byte(entry_file(a));
+	snprintf(args, sizeof args, "cache verify --dir=%s", tmpdir);
+	ck_assert_int_eq(fusec_cmd(args, out, sizeof out), 1);
+	snprintf(want, sizeof want, "%s: 2 entries, 3.2 KiB\n%s.fzc: ok\n%s.fzc: damaged (checksum mismatch), deleted\n"
+	         "1 ok, 1 damaged\n", tmpdir, hb, ha);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(access(entry_file(a), F_OK), -1);
+
+	snprintf(args, sizeof args, "cache clear --dir %s", tmpdir);
+	ck_assert_int_eq(fusec_cmd(args, out, sizeof out), 0);
+	snprintf(want, sizeof want, "%s: deleted 1 entry, 204 B\n", tmpdir);
+	ck_assert_str_eq(out, want);
+	ck_assert_str_eq(dir_listing(tmpdir), "");
+
+	ck_assert_int_eq(fusec_cmd("cache shred", out, sizeof out), 2);
+	ck_assert_str_eq(out, "fusec: unknown cache action 'shred' (list, verify or clear)\n");
+	ck_assert_int_eq(fusec_cmd("cache list verify", out, sizeof out), 2);
+	ck_assert_str_eq(out, "fusec: cache takes one action, got 'list' and 'verify'\n");
+}
+END_TEST
+
+START_TEST(cli_disabled)
+{
+	char out[4096];
+	setenv("FUSEC_CACHE", "0", 1);
+	ck_assert_int_eq(fusec_cmd("cache list", out, sizeof out), 1);
+	ck_assert_str_eq(out, "fusec: the disk cache is turned off (FUSEC_CACHE=0); use --dir DIR to name one\n");
+	setenv("FUSEC_CACHE_DIR", tmpdir, 1);
+	unsetenv("FUSEC_CACHE");
+	ck_assert_int_eq(fusec_cmd("cache clear", out, sizeof out), 0);
+	char want[512];
+	snprintf(want, sizeof want, "%s: deleted 0 entries, 0 B\n", tmpdir);
+	ck_assert_str_eq(out, want);
+}
+END_TEST
+
 /* ---- a real cubin ----------------------------------------------------------------------------------------- */
 
 START_TEST(nvrtc_cubin_round_trip)
@@ -649,6 +730,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, lru_eviction);
 	tcase_add_test(tc, stale_temporaries_removed);
 	tcase_add_test(tc, list_verify_clear);
+	tcase_add_test(tc, cli_list_verify_clear);
+	tcase_add_test(tc, cli_disabled);
 	tcase_add_test(tc, nvrtc_cubin_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
