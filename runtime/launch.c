@@ -74,6 +74,7 @@ typedef struct RtSizePlan {
 	CUdeviceptr *temp_ptr;    /* per Plan.temps */
 	CUgraphExec exec;
 	uint64_t *snap;           /* the bound values the graph was captured with */
+	bool no_graph;            /* capture failed once: launch kernel by kernel */
 	uint64_t last_use;
 } RtSizePlan;
 
@@ -960,13 +961,20 @@ static fz_status capture(fz_run *r, RtSizePlan *sp)
 	return s;
 }
 
+/* A graph is an optimisation: if the driver will not capture these launches
+ * (an older driver and a cooperative kernel, say), the plan goes back to
+ * launching kernel by kernel, where a real error shows up as itself. */
 static fz_status launch_graph(fz_run *r, RtSizePlan *sp)
 {
 	snapshot(r, r->snap);
-	fz_status s;
-	if (!sp->exec || memcmp(sp->snap, r->snap, sizeof *r->snap * (size_t)r->nsnap) != 0)
-		if ((s = capture(r, sp)) != FZ_OK)
-			return s;
+	if ((!sp->exec || memcmp(sp->snap, r->snap, sizeof *r->snap * (size_t)r->nsnap) != 0) &&
+	    capture(r, sp) != FZ_OK) {
+		if (sp->exec)
+			CU(cuGraphExecDestroy)(sp->exec);
+		sp->exec = NULL;
+		sp->no_graph = true;
+		return enqueue(r, sp, r->stream);
+	}
 	CUresult res = CU(cuGraphLaunch)(sp->exec, r->stream);
 	return res == CUDA_SUCCESS ? FZ_OK : cu_fail(r, res, "launching a CUDA graph (cuGraphLaunch)");
 }
@@ -983,7 +991,7 @@ fz_status fz_run_launch(fz_run *r)
 	if (s == FZ_OK) {
 		RtSizePlan *sp = r->cur;
 		sp->last_use = ++r->tick;
-		if (r->graph && r->graph_ok && sp->nlaunches > 0)
+		if (r->graph && r->graph_ok && !sp->no_graph && sp->nlaunches > 0)
 			s = launch_graph(r, sp);
 		else
 			s = enqueue(r, sp, r->stream);
