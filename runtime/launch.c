@@ -120,7 +120,10 @@ static void find_writers(fz_run *r)
 			const KParam *kp = &kn->params[j];
 			if (kp->kind == PARAM_OUT && kp->output >= 0) {
 				r->out[kp->output].written = true;
-				r->writer[kp->node] = kp->output;
+				/* An input copied to an output keeps its own buffer: the
+				 * kernel reads the input and writes the copy. */
+				if (r->g->nodes[kp->node].op != OP_INPUT)
+					r->writer[kp->node] = kp->output;
 			}
 		}
 	}
