@@ -397,7 +397,48 @@ static int by_mtime(const void *a, const void *b)
 	return strcmp(x->file, y->file);
 }
 
-/* Entries with sizes and mtimes (headers not read), sorted LRU first. */
+/* Stat an entry, and open it when its header is wanted. false if it is gone
+ * (deleted meanwhile by another process); an entry that is there but cannot
+ * be opened (permission) is kept with *unreadable saying so. Eviction needs
+ * only sizes and times, so it opens nothing. */
+static bool stat_entry(int dfd, const char *name, bool open_it, struct stat *st, int *fd, const char **unreadable)
+{
+	*fd = -1;
+	*unreadable = NULL;
+	if (!open_it)
+		return fstatat(dfd, name, st, 0) == 0;
+	*fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0) {
+		if (fstat(*fd, st) == 0)
+			return true;
+		close(*fd);
+		*fd = -1;
+		return false;
+	}
+	if (errno == ENOENT)
+		return false;
+	*unreadable = errno == EACCES ? "cannot be read (permission denied)" : "cannot be read";
+	return fstatat(dfd, name, st, 0) == 0;
+}
+
+/* What the header says (and with verify, what is wrong with the entry). */
+static void describe_entry(int fd, const RtKey *key, bool verify, RtCacheEntry *e)
+{
+	Header h;
+	memset(&h, 0, sizeof h);
+	if (verify)
+		e->problem = check_entry(fd, key, &h, NULL);
+	else if (!read_full(fd, &h, sizeof h))
+		memset(&h, 0, sizeof h);
+	h.label[RT_CACHE_LABEL_MAX - 1] = 0;
+	if (memcmp(h.magic, cache_magic, sizeof cache_magic) == 0) {
+		e->arch = (int)h.arch;
+		e->nvrtc_version = (int)h.nvrtc_version;
+		snprintf(e->label, sizeof e->label, "%s", h.label);
+	}
+}
+
+/* Entries with sizes and mtimes (and headers if asked), sorted LRU first. */
 static RtCacheEntry *scan(const char *dir, bool read_headers, bool verify, int *count, char *err, size_t errlen)
 {
 	*count = 0;
@@ -408,39 +449,22 @@ static RtCacheEntry *scan(const char *dir, bool read_headers, bool verify, int *
 		snprintf(err, errlen, "cannot read %s: %s", dir, strerror(errno));
 		return NULL;
 	}
-	int n = 0, cap = 16;
+	int n = 0, cap = 16, fd;
 	RtCacheEntry *v = malloc(sizeof *v * (size_t)cap);
 	struct dirent *de;
+	struct stat st;
+	const char *unreadable;
 	while (v && (de = readdir(d)) != NULL) {
 		RtKey key;
-		if (!parse_entry_name(de->d_name, &key))
+		if (!parse_entry_name(de->d_name, &key) ||
+		    !stat_entry(dirfd(d), de->d_name, read_headers, &st, &fd, &unreadable))
 			continue;
-		struct stat st;
-		/* eviction needs only sizes and times: no need to open every entry */
-		int fd = -1, rc = -1;
-		const char *unreadable = NULL;
-		if (read_headers) {
-			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
-			if (fd < 0 && errno != ENOENT) /* there, but unreadable: listed, not skipped */
-				unreadable = errno == EACCES ? "cannot be read (permission denied)" : "cannot be read";
-			if (fd >= 0)
-				rc = fstat(fd, &st);
-			else if (unreadable)
-				rc = fstatat(dirfd(d), de->d_name, &st, 0);
-		} else {
-			rc = fstatat(dirfd(d), de->d_name, &st, 0);
-		}
-		if (rc != 0) {
-			if (fd >= 0)
-				close(fd);
-			continue; /* deleted meanwhile by another process */
-		}
 		if (n == cap) {
 			RtCacheEntry *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
-			if (!nv) {
+			if (!nv && fd >= 0)
 				close(fd);
+			if (!nv)
 				break;
-			}
 			v = nv;
 		}
 		RtCacheEntry *e = &v[n++];
@@ -448,21 +472,9 @@ static RtCacheEntry *scan(const char *dir, bool read_headers, bool verify, int *
 		memcpy(e->file, de->d_name, 37); /* parse_entry_name checked: 36 chars */
 		e->bytes = (uint64_t)st.st_size;
 		e->mtime = st.st_mtime;
-		if (unreadable) {
-			e->problem = unreadable;
-		} else if (read_headers) {
-			Header h;
-			memset(&h, 0, sizeof h);
-			if (verify)
-				e->problem = check_entry(fd, &key, &h, NULL);
-			else if (!read_full(fd, &h, sizeof h))
-				memset(&h, 0, sizeof h);
-			h.label[RT_CACHE_LABEL_MAX - 1] = 0;
-			if (memcmp(h.magic, cache_magic, sizeof cache_magic) == 0) {
-				e->arch = (int)h.arch;
-				e->nvrtc_version = (int)h.nvrtc_version;
-				snprintf(e->label, sizeof e->label, "%s", h.label);
-			}
+		e->problem = unreadable;
+		if (fd >= 0) {
+			describe_entry(fd, &key, verify, e);
 			close(fd);
 		}
 	}
