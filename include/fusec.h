@@ -244,7 +244,8 @@ FZ_API void fz_run_destroy(fz_run *r);
 FZ_API const char *fz_run_error(const fz_run *r);
 
 /* The stream launches go to (a CUstream; NULL, the default, is the legacy
- * default stream). Host inputs are copied on it too, so set it first. */
+ * default stream). Host inputs are copied on it too, so set it first; it must
+ * stay alive while the run uses it (fz_run_destroy waits for it). */
 FZ_API fz_status fz_run_set_stream(fz_run *r, void *stream);
 /* 1: replay the launches of each size as a CUDA graph, captured at the first
  * launch and again whenever a bound pointer or scalar changes (so it pays off
