@@ -46,8 +46,8 @@ static bool bind_inputs(fz_run *r, const GcCase *c, char *msg, size_t msglen)
 }
 
 /* The test's output buffers, poisoned, bound to the run. */
-static bool bind_outputs(fz_context *ctx, fz_run *r, const GcCase *c, Tensor *got, void **dev, char *msg,
-                         size_t msglen)
+static bool bind_outputs(fz_context *ctx, fz_run *r, const GcCase *c, int poison, Tensor *got, void **dev,
+                         char *msg, size_t msglen)
 {
 	for (int k = 0; k < c->g->noutputs; k++) {
 		const Node *n = &c->g->nodes[c->g->outputs[k].node];
@@ -62,7 +62,7 @@ static bool bind_outputs(fz_context *ctx, fz_run *r, const GcCase *c, Tensor *go
 			snprintf(msg, msglen, "out of host memory");
 			return false;
 		}
-		memset(t->data, 0xFF, bytes);
+		memset(t->data, poison, bytes);
 		if (bytes == 0)
 			continue; /* nothing to poison: the run's own (empty) memory */
 		fz_status s = fz_device_alloc(ctx, bytes, &dev[k]);
@@ -157,7 +157,7 @@ bool gc_run(fz_context *ctx, const GcCase *c, int fuse, int *nkernels, char *msg
 		snprintf(msg, msglen, "fz_run_create: %s: %s", fz_status_string(s), fz_last_error());
 		goto done;
 	}
-	if (!bind_inputs(r, c, msg, msglen) || !bind_outputs(ctx, r, c, got, dev, msg, msglen) || !launch(r, c, msg, msglen))
+	if (!bind_inputs(r, c, msg, msglen) || !bind_outputs(ctx, r, c, fuse ? 0x7B : 0xFF, got, dev, msg, msglen) || !launch(r, c, msg, msglen))
 		goto done;
 	ok = c->expect != FZ_OK ||
 	     (read_outputs(ctx, r, c, got, dev, msg, msglen) && compare_all(c, got, fuse, msg, msglen));

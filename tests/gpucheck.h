@@ -2,10 +2,12 @@
  * gpucheck.h: one program on the GPU through the public API (fusec.h),
  * compared with the reference interpreter; shared by the GPU tests.
  *
- * Output buffers are the test's own device memory, filled with 0xFF bytes
- * before the launch (a NaN in every float dtype, 255 for bool, -1 for
- * integers), so an element the kernels never write shows. Inputs are bound
- * from host memory, scalars by value.
+ * Output buffers are the test's own device memory, poisoned before the
+ * launch so that an element the kernels never write shows: per-op runs with
+ * 0xFF bytes (NaN in every float dtype, 255 for bool, -1 for integers),
+ * fused runs with 0x7B bytes (finite and huge in every float dtype, so an
+ * unwritten element cannot hide where the reference is NaN; 123 for bool).
+ * Inputs are bound from host memory, scalars by value.
  */
 #ifndef FUSEC_GPUCHECK_H
 #define FUSEC_GPUCHECK_H

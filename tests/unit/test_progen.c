@@ -207,17 +207,17 @@ static void fuzz_range(uint64_t first, int count, bool interp)
 	ck_assert_msg(r.failed == 0, "%d of %d programs failed:\n%s", r.failed, r.checked, r.text);
 }
 
-/* 4 x 80 interpreted seeds, 40 compiled only. */
+/* 4 x 100 interpreted seeds, 100 compiled only. */
 START_TEST(fuzz_small)
 {
-	int n = seed_count(80);
+	int n = seed_count(100);
 	fuzz_range(1 + (uint64_t)_i * (uint64_t)n, n, true);
 }
 END_TEST
 
 START_TEST(fuzz_large_compile)
 {
-	fuzz_range(100000, seed_count(40), false);
+	fuzz_range(100000, seed_count(100), false);
 }
 END_TEST
 
