@@ -111,6 +111,7 @@ typedef struct Interp {
 	Scalar **vals;    /* per node, NULL when not computed or freed */
 	int64_t *numel;   /* per node */
 	int32_t *last;    /* per node: index of its last user, -1 if dead */
+	bool store_all;   /* round every half-typed value, as per-op mode stores it */
 	char *err;
 	size_t errlen;
 } Interp;
@@ -288,11 +289,16 @@ static fz_status run_node(Interp *in, int id)
 		return interp_fail(in->err, in->errlen, FZ_ERR_NOMEM, "out of memory for %s at %d:%d (%lld elements)",
 		                   node_name(n), n->span.line, n->span.col, (long long)in->numel[id]);
 	in->vals[id] = out;
+	fz_status s = FZ_OK;
 	switch (ir_ops[n->op].cls) {
 	case OC_LEAF: run_leaf(in, id, out); return FZ_OK;
-	case OC_REDUCE: return run_reduce(in, id, out);
-	default: run_elementwise(in, id, out); return FZ_OK;
+	case OC_REDUCE: s = run_reduce(in, id, out); break;
+	default: run_elementwise(in, id, out); break;
 	}
+	if (in->store_all && dtype_is_half((fz_dtype)n->dtype))
+		for (int64_t e = 0; e < in->numel[id]; e++)
+			out[e].f = round_to_half((fz_dtype)n->dtype, (float)out[e].f);
+	return s;
 }
 
 static fz_status write_output(Interp *in, int k, Tensor *t)
@@ -353,10 +359,16 @@ static fz_status interp_eval(Interp *in, Tensor *outputs)
 fz_status interp_run(const Graph *g, const int64_t *dims, const Tensor *inputs, Tensor *outputs, char *err,
                      size_t errlen)
 {
+	return interp_run_ex(g, dims, inputs, outputs, false, err, errlen);
+}
+
+fz_status interp_run_ex(const Graph *g, const int64_t *dims, const Tensor *inputs, Tensor *outputs, bool store_all,
+                        char *err, size_t errlen)
+{
 	int nd = g->ndims > 0 ? g->ndims : 1, nn = g->n > 0 ? g->n : 1;
 	int64_t *bound = malloc(sizeof(int64_t) * (size_t)nd);
-	Interp in = {g, bound, inputs, calloc((size_t)nn, sizeof(Scalar *)), malloc(sizeof(int64_t) * (size_t)nn),
-	             malloc(sizeof(int32_t) * (size_t)nn), err, errlen};
+	Interp in = {g,   bound, inputs, calloc((size_t)nn, sizeof(Scalar *)), malloc(sizeof(int64_t) * (size_t)nn),
+	             malloc(sizeof(int32_t) * (size_t)nn), store_all, err, errlen};
 	fz_status s;
 	if (!bound || !in.vals || !in.numel || !in.last) {
 		s = interp_fail(err, errlen, FZ_ERR_NOMEM, "out of memory");

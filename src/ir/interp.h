@@ -23,6 +23,12 @@
 fz_status interp_run(const Graph *g, const int64_t *dims, const Tensor *inputs, Tensor *outputs, char *err,
                      size_t errlen);
 
+/* The same, and with `store_all` every f16/bf16 value is rounded to its dtype
+ * as it is computed: what per-op mode computes, since it stores every value
+ * (eager PyTorch does the same). The reference for --no-fuse. */
+fz_status interp_run_ex(const Graph *g, const int64_t *dims, const Tensor *inputs, Tensor *outputs, bool store_all,
+                        char *err, size_t errlen);
+
 /* Check inputs against the declarations and bind symbolic dims from their
  * shapes: dims[k] < 0 means unbound; bound ones must agree. Shared by the
  * interpreter, `fusec run` and the runtime. */
