@@ -131,7 +131,7 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 gpu_tests &
 
 for t in "$BUILD"/tests/test_*; do
-	[ -f "$t" ] && [ -x "$t" ] && spawn "unit/$(basename "$t")" 240 "$t"
+	[ -f "$t" ] && [ -x "$t" ] && spawn "unit/$(basename "$t")" 330 "$t"
 done
 [ -x "$FUSEC" ] && spawn cpu/golden 120 sh "$SRC/tests/golden/run.sh" "$FUSEC" "$SRC/tests/golden"
 [ -x "$FUSEC" ] && [ -f "$SRC/tests/cli_run.sh" ] && spawn cpu/cli_run 120 sh "$SRC/tests/cli_run.sh" "$FUSEC" "$SRC"
@@ -173,7 +173,11 @@ detail() { # the log's closing line worth quoting
 # the first lines of what failed, before the table
 while read -r name; do
 	case $(verdict "$name") in
-	FAIL | TIMEOUT)
+	TIMEOUT)
+		echo "---- $name timed out (logs/$name.log ends:)"
+		tail -2 "$LOG/$name.log" | cut -c1-300
+		;;
+	FAIL)
 		echo "---- $name (logs/$name.log)"
 		grep -aE "FAIL|:F:|:E:|ERROR SUMMARY: [1-9]|=+ (Invalid|Race|Error|Barrier|Uninitialized|Leaked)|[Hh]azard|rror:" \
 			"$LOG/$name.log" 2>/dev/null | head -4 | cut -c1-300
