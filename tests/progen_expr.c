@@ -597,8 +597,8 @@ static bool op_attr(const G *g, Op op, fz_dtype to, int n, const PAttr *x, PAttr
 	r->dt = meta.dt, r->weak = meta.weak;
 	if (dtype_is_half(r->dt) && cls != OC_REDUCE && cls != OC_CAST && !r->det)
 		r->ulow = fmax(r->ulow, pg_unit_of(r->dt));
-	if (r->dt == FZ_F16 && !r->det) /* stored in f16, small values underflow */
-		r->abs += ldexp(1, -24);
+	if (dtype_is_float(r->dt) && !r->det) /* below the smallest normal number, precision is absolute */
+		r->abs += r->dt == FZ_F16 ? ldexp(1, -24) : r->dt == FZ_F64 ? ldexp(1, -1020) : ldexp(1, -124);
 	if (r->det)
 		r->abs = r->rel = 0;
 	if (r->dt == FZ_BOOL)
