@@ -108,11 +108,20 @@ static bool read_outputs(fz_context *ctx, fz_run *r, const GcCase *c, Tensor *go
 	return true;
 }
 
+bool gc_has_half(const Graph *g)
+{
+	for (int i = 0; i < g->n; i++)
+		if (dtype_is_half((fz_dtype)g->nodes[i].dtype))
+			return true;
+	return false;
+}
+
 static bool compare_all(const GcCase *c, const Tensor *got, int fuse, char *msg, size_t msglen)
 {
+	const Tensor *want = !fuse && c->want_perop ? c->want_perop : c->want;
 	for (int k = 0; k < c->g->noutputs; k++) {
 		char m[1024];
-		if (!progen_compare_tol(&got[k], &c->want[k], &c->tols[k], m, sizeof m)) {
+		if (!progen_compare_tol(&got[k], &want[k], &c->tols[k], m, sizeof m)) {
 			snprintf(msg, msglen, "output %s (%s): %s", c->g->outputs[k].name, fuse ? "fused" : "per-op", m);
 			return false;
 		}

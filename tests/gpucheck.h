@@ -24,6 +24,9 @@ typedef struct GcCase {
 	const int64_t *dims;     /* in g's order */
 	const Tensor *inputs;    /* in g's order */
 	const Tensor *want;      /* the interpreter's outputs (when expect is FZ_OK) */
+	const Tensor *want_perop; /* the same with every half value rounded where
+	                            per-op mode stores it (interp_run_ex with
+	                            store_all); NULL: `want` serves both modes */
 	fz_status expect;        /* FZ_OK, or FZ_ERR_RUNTIME (max/min of an empty row) */
 	const ProgenTol *tols;   /* one per output */
 	int disk_cache;          /* compile option */
@@ -33,6 +36,10 @@ typedef struct GcCase {
  * every output. On failure returns false and writes one line (without a
  * newline) into msg. *nkernels gets fz_program_num_kernels (or -1). */
 bool gc_run(fz_context *ctx, const GcCase *c, int fuse, int *nkernels, char *msg, size_t msglen);
+
+/* Whether the graph has an f16 or bf16 value (then per-op mode needs its
+ * own reference). */
+bool gc_has_half(const Graph *g);
 
 /* Write what reproduces a failure under dir (created if needed):
  * STEM.fz (the program, then a comment with the dims and a `fusec run`
