@@ -17,7 +17,7 @@
  *   FUSEC_RANDOM_COUNT   number of programs (default 1000)
  *   FUSEC_RANDOM_SIZE    tiny|small|medium|big: one size class for all
  *   FUSEC_RANDOM_SECONDS start no new program after this many seconds (0: no limit)
- *   FUSEC_TEST_JOBS      worker threads (default: cores, at most 8)
+ *   FUSEC_TEST_JOBS      worker threads (default: cores, at most 12)
  *   FUSEC_TEST_OUT       where failing programs and their inputs are written
  *   FUSEC_RANDOM_DISK_CACHE  1: use the on-disk kernel cache (default 0)
  *
@@ -208,7 +208,7 @@ int main(void)
 	sh.seconds = (double)gc_env_long("FUSEC_RANDOM_SECONDS", 0);
 	sh.disk_cache = (int)gc_env_long("FUSEC_RANDOM_DISK_CACHE", 0);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int jobs = (int)gc_env_long("FUSEC_TEST_JOBS", cores < 1 ? 1 : cores > 8 ? 8 : cores);
+	int jobs = (int)gc_env_long("FUSEC_TEST_JOBS", cores < 1 ? 1 : cores > 12 ? 12 : cores);
 	jobs = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
 	printf("test_random: seeds %llu..%llu on %s (sm_%d%d), %d threads\n", (unsigned long long)sh.next,
 	       (unsigned long long)sh.end - 1, dev.name, dev.cc_major, dev.cc_minor, jobs);
