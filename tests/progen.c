@@ -590,6 +590,17 @@ static void make_fn(G *g)
 	sb_puts(&g->sb, "\n");
 }
 
+/* The first input of a universe (make_inputs makes it first). */
+static bool is_anchor(const G *g, int i)
+{
+	if (!g->vals[i].input || g->vals[i].at.uni < 0)
+		return false;
+	for (int j = 0; j < i; j++)
+		if (g->vals[j].input && g->vals[j].at.uni == g->vals[i].at.uni)
+			return false;
+	return true;
+}
+
 static void write_program(G *g)
 {
 	if (rng_pct(&g->style, 30))
@@ -598,15 +609,10 @@ static void write_program(G *g)
 	for (int i = 0; i < nfns; i++)
 		make_fn(g);
 	make_inputs(g);
-	for (int i = 0; i < g->nvals; i++) /* anchors first, then most others */
-		if (g->vals[i].input && (g->vals[i].at.uni >= 0 && i == 0 ? true : rng_pct(&g->rng, 70)))
+	/* every anchor and most other inputs now, the rest between statements */
+	for (int i = 0; i < g->nvals; i++)
+		if (is_anchor(g, i) || rng_pct(&g->rng, 70))
 			declare(g, &g->vals[i]);
-	for (int u = 0; u < g->nuni; u++)
-		for (int i = 0; i < g->nvals; i++)
-			if (g->vals[i].input && g->vals[i].at.uni == u && !g->vals[i].declared) {
-				declare(g, &g->vals[i]);
-				break;
-			}
 	bool big = g->opt->size == PROGEN_BIG;
 	int n = big ? rng_int(&g->rng, 2, 8) : rng_int(&g->rng, 2, 14);
 	for (int i = 0; i < n; i++) {
