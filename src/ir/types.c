@@ -114,7 +114,7 @@ static bool select_type(Builder *b, const NodeId *args, Span at, const char *wha
 	bool all_weak;
 	fz_dtype t = promote(b, 2, args + 1, &all_weak);
 	out->weak = all_weak && irb_node(b, args[0])->op == OP_CONST;
-	out->operand = out->result = out->weak ? t : weak_default(t);
+	out->operand = out->result = (out->weak || !all_weak) ? t : weak_default(t);
 	return true;
 }
 
