@@ -14,9 +14,9 @@
  *   gridDim.y    blocks per row: 1, or S > 1 for split rows (the blocks of a
  *                row exchange partial results through the workspace and wait
  *                for each other, so they must be co-resident: `cooperative`)
- *   smem         dynamic shared memory: enough to cache the row (each pass
- *                after the first re-reads the cache, so the input is read
- *                once), or 0 (each pass re-reads global memory)
+ *   smem         dynamic shared memory: enough for the row cache (values a
+ *                later pass needs, so the input is read once), or 0 (the
+ *                cache is then in the workspace, in global memory)
  * Kernel arguments are the KParams in order (pointers, scalar inputs by value
  * in their storage format: f16/bf16 as 2-byte bit patterns, bool as 1 byte,
  * dims as int64), then for row entries the workspace pointer.
@@ -69,14 +69,17 @@ typedef struct CgModule {
 bool cg_generate(const Plan *p, Arena *a, CgModule *out, Diag *d);
 
 /* How to launch kernel `k` for these dim values on this device: which entry,
- * grid, block, dynamic shared memory, and workspace bytes. The workspace must
- * be zeroed before every launch. Above 48 KiB of dynamic shared memory the
+ * grid, block, dynamic shared memory, and workspace bytes. The first
+ * workspace_zero bytes of the workspace must be zeroed before every launch
+ * (zeroing all of it is correct too). Above 48 KiB of dynamic shared memory the
  * entry must be allowed it first (cuFuncSetAttribute). */
 typedef struct CgLaunch {
 	int entry;
 	unsigned grid[3], block[3];
 	unsigned smem;
 	int64_t workspace;          /* bytes of scratch memory (0 if none) */
+	int64_t workspace_zero;     /* how many leading bytes of it must be zero
+	                               before the launch (the rest is scratch) */
 	bool empty;                 /* nothing to do (a zero-size domain) */
 	bool cooperative;           /* the blocks must be co-resident: launch with
 	                               CU_LAUNCH_ATTRIBUTE_COOPERATIVE (split rows;

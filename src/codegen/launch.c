@@ -16,8 +16,10 @@
  *   - split (S blocks a row, cooperative, persistent: at most as many blocks
  *     as are sure to be resident) when rows are too few to fill the device
  *     and long enough to share, or too long to cache in one block's shared
- *     memory: each block caches its segment when that fits;
- *   - loop (a block a row, no cache) when even a split row would not fit.
+ *     memory: each block caches its segment, in shared memory when it fits;
+ *   - loop (a block a row, as many blocks as are resident, each with its row
+ *     cache in the workspace) when even a split row would not fit, or split
+ *     with the segments' caches in the workspace when rows are few.
  * The shared-memory sizes follow the kernel's own formula (row.c), so the
  * kernel turns its cache on exactly when cg_launch gave it enough.
  */
@@ -74,6 +76,15 @@ typedef struct RowSizes {
 	int tmax;
 } RowSizes;
 
+/* The workspace (row.c's layout, in 8-byte words): a counter per row group,
+ * two sets of partial results per group, then (16-byte aligned) the row
+ * caches of every group when they are not in shared memory. */
+static void set_workspace(const struct CgKernelInfo *ki, int64_t gx, int64_t S, int64_t R, int64_t cache, CgLaunch *out)
+{
+	int64_t words = (gx + gx * 2 * S * (ki->nred > 0 ? ki->nred : 1) + 1) / 2 * 2;
+	out->workspace = S > 1 || cache > 0 ? words * 8 + gx * S * R * cache : 0;
+}
+
 /* Split rows over S blocks each (cooperative). false if not worth it. */
 static bool launch_split(const struct CgKernelInfo *ki, const RowSizes *z, bool few, CgLaunch *out)
 {
@@ -100,15 +111,19 @@ static bool launch_split(const struct CgKernelInfo *ki, const RowSizes *z, bool 
 		S = cap;
 	if (S > 65535)
 		S = 65535;
-	if (S < 2)
-		return false;
 	int64_t cb = cache_bytes(ki, seg_len(z->n, S, ki->vec));
+	/* many rows too long for a block: split if the device's shared memory
+	 * can hold one (else the loop schedule, a row a block with its cache in
+	 * global memory) */
+	if (S < 2 || (!few && cb > budget))
+		return false;
 	int64_t gx = cap / S < z->rows ? cap / S : z->rows;
 	out->grid[0] = (unsigned)gx;
 	out->grid[1] = (unsigned)S;
 	out->block[0] = (unsigned)T;
 	out->smem = cb <= budget ? (unsigned)cb : 0;
-	out->workspace = gx * 8 + gx * 2 * S * (ki->nred > 0 ? ki->nred : 1) * 8;
+	set_workspace(ki, gx, S, 1, out->smem ? 0 : cb, out);
+	out->workspace_zero = gx * 8; /* the counters */
 	out->cooperative = true;
 	out->schedule = CG_SCHED_SPLIT;
 	return true;
@@ -143,17 +158,22 @@ static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int
 	bool too_long = ki->nslots > 0 && cb > z.optin;
 	if (ki->npasses > 1 && (few || too_long) && launch_split(ki, &z, few, out))
 		return true;
-	if (too_long) { /* loop: a block a row, each pass re-reading global memory */
+	if (too_long) { /* loop: a block a row, the row cache in the workspace */
+		int64_t bps = z.tps / z.tmax > 0 ? z.tps / z.tmax : 1;
+		int64_t gx = z.sms * bps < z.rows ? z.sms * bps : z.rows;
+		while (gx > 1 && gx * cb > ((int64_t)1 << 30)) /* at most 1 GiB of cache */
+			gx /= 2;
 		out->block[0] = (unsigned)z.tmax;
-		out->grid[0] = (unsigned)(z.rows < INT_MAX ? z.rows : INT_MAX);
+		out->grid[0] = (unsigned)gx;
+		set_workspace(ki, gx, 1, 1, cb, out);
 		out->schedule = CG_SCHED_LOOP;
 		return true;
 	}
+	/* whole warps (shuffles name all 32 lanes): 32 to 128 threads of
+	 * G-thread groups; groups past the last row idle */
 	int64_t R = G <= 32 ? 128 / G : 1;
-	if (R > z.rows)
-		R = z.rows;
-	while (R > 1 && cb * R > z.optin)
-		R--;
+	while (G * R > 32 && cb * R > z.optin)
+		R /= 2;
 	int64_t grid = cdiv(z.rows, R);
 	out->block[0] = (unsigned)G;
 	out->block[1] = (unsigned)R;

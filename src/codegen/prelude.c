@@ -267,8 +267,14 @@ static const char pre_row[] =
 	"\tasm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(r));\n"
 	"\treturn r;\n"
 	"}\n"
-	"// Split rows: the blocks of a row group publish partial results in the\n"
-	"// workspace and wait for each other (they are co-resident: cooperative launch).\n"
+	"// Split rows: after a pass, the gridDim.y blocks of a row group publish\n"
+	"// their partial results (as bits) in the workspace, wait for each other (they\n"
+	"// are co-resident: cooperative launch) and all combine them in the same\n"
+	"// order. Workspace: a counter per group, then two alternating sets of\n"
+	"// partials per group (a block may publish the next pass's while a slower one\n"
+	"// still reads these), then the row caches of launches without enough shared\n"
+	"// memory. how[r]: op * 4 + type; op 0 sum, 1 max, 2 min; type 0 f32, 1 f64,\n"
+	"// 2 i64, 3 i32. Not inlined: it runs only for split rows.\n"
 	"__device__ __forceinline__ unsigned long long fz_bits(float v) { return __float_as_uint(v); }\n"
 	"__device__ __forceinline__ unsigned long long fz_bits(double v) { return (unsigned long long)__double_as_longlong(v); }\n"
 	"__device__ __forceinline__ unsigned long long fz_bits(long long v) { return (unsigned long long)v; }\n"
@@ -277,19 +283,53 @@ static const char pre_row[] =
 	"__device__ __forceinline__ void fz_unbits(double &v, unsigned long long b) { v = __longlong_as_double((long long)b); }\n"
 	"__device__ __forceinline__ void fz_unbits(long long &v, unsigned long long b) { v = (long long)b; }\n"
 	"__device__ __forceinline__ void fz_unbits(int &v, unsigned long long b) { v = (int)(unsigned)b; }\n"
-	"__device__ __noinline__ void fz_barrier(unsigned long long *cnt, unsigned long long target)\n"
+	"template <class Op, class T> __device__ __forceinline__ unsigned long long fz_comb(unsigned long long a, unsigned long long b)\n"
 	"{\n"
+	"\tT x, y;\n"
+	"\tfz_unbits(x, a);\n"
+	"\tfz_unbits(y, b);\n"
+	"\treturn fz_bits(Op::f(x, y));\n"
+	"}\n"
+	"__device__ __noinline__ unsigned long long fz_combine(int how, unsigned long long a, unsigned long long b)\n"
+	"{\n"
+	"\tswitch (how) {\n"
+	"\tcase 0: return fz_comb<fz_sum, float>(a, b);\n"
+	"\tcase 1: return fz_comb<fz_sum, double>(a, b);\n"
+	"\tcase 2: return fz_comb<fz_sum, long long>(a, b);\n"
+	"\tcase 4: return fz_comb<fz_max, float>(a, b);\n"
+	"\tcase 5: return fz_comb<fz_max, double>(a, b);\n"
+	"\tcase 6: return fz_comb<fz_max, long long>(a, b);\n"
+	"\tcase 7: return fz_comb<fz_max, int>(a, b);\n"
+	"\tcase 8: return fz_comb<fz_min, float>(a, b);\n"
+	"\tcase 9: return fz_comb<fz_min, double>(a, b);\n"
+	"\tcase 10: return fz_comb<fz_min, long long>(a, b);\n"
+	"\tdefault: return fz_comb<fz_min, int>(a, b);\n"
+	"\t}\n"
+	"}\n"
+	"__device__ __noinline__ void fz_exchange(unsigned long long *ws, unsigned long long *x, const unsigned char *how, int n,\n"
+	"                                         int nr, unsigned long long ep)\n"
+	"{\n"
+	"\tconst unsigned S = gridDim.y;\n"
+	"\tunsigned long long *cnt = ws + blockIdx.x;\n"
+	"\tunsigned long long *p = ws + gridDim.x + ((unsigned long long)blockIdx.x * 2 + (ep & 1)) * S * nr;\n"
 	"\t__syncthreads();\n"
 	"\tif (threadIdx.x == 0 && threadIdx.y == 0) {\n"
+	"\t\tfor (int r = 0; r < n; r++)\n"
+	"\t\t\tp[blockIdx.y * nr + r] = x[r];\n"
 	"\t\t__threadfence();\n"
 	"\t\tatomicAdd(cnt, 1ull);\n"
-	"\t\twhile (*(volatile unsigned long long *)cnt < target)\n"
+	"\t\twhile (*(volatile unsigned long long *)cnt < (ep + 1) * S)\n"
 	"\t\t\t__nanosleep(64);\n"
 	"\t\t__threadfence();\n"
 	"\t}\n"
 	"\t__syncthreads();\n"
-	"}\n"
-	"__device__ __forceinline__ unsigned long long fz_ldv(const unsigned long long *p) { return *(const volatile unsigned long long *)p; }\n";
+	"\tfor (int r = 0; r < n; r++) {\n"
+	"\t\tunsigned long long a = *(volatile unsigned long long *)&p[r];\n"
+	"\t\tfor (unsigned s = 1; s < S; s++)\n"
+	"\t\t\ta = fz_combine(how[r], a, *(volatile unsigned long long *)&p[s * nr + r]);\n"
+	"\t\tx[r] = a;\n"
+	"\t}\n"
+	"}\n";
 
 /* The math ops: the body of fz_<name>(x) for float and for double. Integer
  * and bool arguments are converted to f32 by the caller, except for abs
@@ -306,7 +346,7 @@ static const struct {
 	{OP_LOG1P, "log1pf(x)", "log1p(x)"},
 	{OP_EXPM1, "expm1f(x)", "expm1(x)"},
 	{OP_SQRT, "sqrtf(x)", "sqrt(x)"},
-	{OP_RSQRT, "rsqrtf(x)", "rsqrt(x)"},
+	{OP_RSQRT, "1.0f / sqrtf(x)", "1.0 / sqrt(x)"},
 	{OP_SIN, "sinf(x)", "sin(x)"},
 	{OP_COS, "cosf(x)", "cos(x)"},
 	{OP_TANH, "tanhf(x)", "tanh(x)"},

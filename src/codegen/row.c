@@ -14,22 +14,23 @@
  * The row cache: a per-element value computed in pass p and needed in a
  * later pass (the input x of softmax, or a derived value such as
  * gelu(x + b) + r in a fused layernorm, which is worth not recomputing) is
- * written to dynamic shared memory in pass p and read back later instead of
- * being recomputed from global memory. Slots are reused once their last
- * reader has passed (a thread reads its chunk before it writes it), so
- * softmax needs 4 bytes an element and layernorm 4 (f32) or 6 (f16). If the
- * launch gives less shared memory than the row needs, the same kernel
- * recomputes those values from global memory instead (the `else` branches):
- * which one runs is decided per launch, not per compile.
+ * written to the cache in pass p and read back later instead of being
+ * recomputed from global memory. Slots are reused once their last reader
+ * has passed (a thread reads its chunk before it writes it), so softmax
+ * needs 4 bytes an element and layernorm 4 (f32) or 6 (f16). The cache is
+ * dynamic shared memory when the launch gives enough, else a region of the
+ * workspace (global memory, mostly L2): the same code either way, which one
+ * is decided per launch. (Recomputing from the inputs instead would need a
+ * second copy of every pass's code, which costs NVRTC time.)
  *
  * One entry serves every schedule (cg.h): blockDim.x threads per row (up to
  * a warp: shuffles only, several rows per block in blockDim.y; more: a block
  * per row), gridDim.y blocks per row (split rows: partial results through
- * the workspace, with a barrier between the blocks of a row), the cache on
- * or off. Threads own chunks of V elements (16 bytes of the narrowest
+ * the workspace, with a barrier between the blocks of a row), the cache in
+ * shared or in global memory. Threads own chunks of V elements (16 bytes of the narrowest
  * stream) at the same place in every pass, so the cache needs no barrier; the
- * first pass, the only one that must read global memory in the cached case,
- * keeps one chunk in flight ahead of the one it works on.
+ * first pass, the only one that reads the inputs from global memory, keeps
+ * one chunk in flight ahead of the one it works on.
  */
 #include "codegen/cgint.h"
 
@@ -221,17 +222,6 @@ static void closure(RowK *R, int q, const NodeId *t, int nt, bool fstop, Closure
 		out->comp[i] = rev[out->ncomp - 1 - i];
 }
 
-/* Nodes recomputed in pass q when the cache is off: the derived values it
- * reads. */
-static int cone_targets(RowK *R, const Closure *m, NodeId *t)
-{
-	int n = 0;
-	for (int i = 0; i < m->nfread; i++)
-		if (!cg_is_leaf(R->c, m->fread[i]))
-			t[n++] = m->fread[i];
-	return n;
-}
-
 static int cache_bytes(RowK *R, NodeId id)
 {
 	const Node *n = &R->c->g->nodes[id];
@@ -255,12 +245,11 @@ static void plan_cache(RowK *R)
 			if (c->ph[id] == q && c->lastread[id] > q && is_colv(R, id) && is_rowvar(R, id))
 				t[nt++] = id;
 		}
-		Closure m, cone;
+		Closure m;
 		closure(R, q, t, nt, true, &m);
 		for (int i = 0; i < m.nfread; i++)
 			if (c->lastread[m.fread[i]] < q)
 				c->lastread[m.fread[i]] = q;
-		closure(R, q, t, cone_targets(R, &m, t), false, &cone);
 	}
 	for (int i = 0; i < k->nparams; i++)
 		if (k->params[i].kind == PARAM_OUT && !is_colv(R, k->params[i].node))
@@ -390,13 +379,11 @@ static bool emit_node(RowK *R, NodeId id, int depth)
 }
 
 /* Load declarations of per-element leaves for a chunk at j0 (not pass 0). */
-static void emit_leaf_loads(RowK *R, const NodeId *leaf, int nleaf, int depth, int32_t skip)
+static void emit_leaf_loads(RowK *R, const NodeId *leaf, int nleaf, int depth)
 {
 	Cg *c = R->c;
 	for (int i = 0; i < nleaf; i++) {
 		NodeId id = leaf[i];
-		if (skip && c->mark2[id] == skip)
-			continue;
 		int p = c->pin[id];
 		if (p < 0) {
 			cg_internal(c, "leaf %%%d of kernel %s has no parameter", id, R->k->name);
@@ -408,53 +395,16 @@ static void emit_leaf_loads(RowK *R, const NodeId *leaf, int nleaf, int depth, i
 	}
 }
 
-/* The values of earlier passes that pass q reads: from the cache, or
- * recomputed (the cone of derived ones) when the launch gave no cache. */
-static bool emit_freads(RowK *R, int q, const Closure *m, int depth)
+/* The values of earlier passes that pass q reads, from the row cache. */
+static void emit_freads(RowK *R, const Closure *m, int depth)
 {
 	Cg *c = R->c;
-	if (m->nfread == 0)
-		return true;
-	const char *in = ind(depth);
-	int32_t fs = cg_new_stamp(c);
 	for (int i = 0; i < m->nfread; i++) {
 		NodeId id = m->fread[i];
-		c->mark2[id] = fs;
-		sb_printf(c->sb, "%s%s f%d[%d];\n", in, cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		sb_printf(c->sb, "%s%s f%d[%d];\n", ind(depth), cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		sb_printf(c->sb, "%sfz_cld(f%d, fz_c%d + (j0 - fz_beg));\n", ind(depth), id, id);
+		c->vname[id] = arena_printf(c->a, "f%d[u]", id);
 	}
-	sb_printf(c->sb, "%sif (fz_cached) {\n", in);
-	for (int i = 0; i < m->nfread; i++)
-		sb_printf(c->sb, "%s\tfz_cld(f%d, fz_c%d + (j0 - fz_beg));\n", in, m->fread[i], m->fread[i]);
-	sb_printf(c->sb, "%s} else {\n", in);
-	for (int i = 0; i < m->nfread; i++) {
-		NodeId id = m->fread[i];
-		if (!cg_is_leaf(c, id))
-			continue;
-		sb_printf(c->sb, "%s\tfz_ld(f%d, %s, j0, fz_e, fz_vec);\n", in, id, row_ptr(R, c->pin[id]));
-	}
-	for (int i = 0; i < m->nfread; i++)
-		if (cg_is_leaf(c, m->fread[i]))
-			c->vname[m->fread[i]] = arena_printf(c->a, "f%d[u]", m->fread[i]);
-	NodeId *t = ARENA_ARRAY(c->a, NodeId, m->nfread + 1);
-	int nt = cone_targets(R, m, t);
-	if (nt > 0) {
-		Closure cone;
-		closure(R, q, t, nt, false, &cone);
-		emit_leaf_loads(R, cone.leaf, cone.nleaf, depth + 1, fs);
-		sb_printf(c->sb, "#pragma unroll\n%s\tfor (int u = 0; u < %d; u++) {\n", in, R->vec);
-		for (int i = 0; i < cone.ncomp; i++)
-			if (!emit_node(R, cone.comp[i], depth + 2))
-				return false;
-		for (int i = 0; i < nt; i++)
-			sb_printf(c->sb, "%s\t\tf%d[u] = t%d;\n", in, t[i], t[i]);
-		sb_printf(c->sb, "%s\t}\n", in);
-		for (int i = 0; i < cone.ncomp; i++)
-			c->vname[cone.comp[i]] = NULL;
-	}
-	sb_printf(c->sb, "%s}\n", in);
-	for (int i = 0; i < m->nfread; i++)
-		c->vname[m->fread[i]] = arena_printf(c->a, "f%d[u]", m->fread[i]);
-	return true;
 }
 
 /* The array holding node id's V values after the u-loop (for stores and
@@ -508,10 +458,9 @@ static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int n
 			c->vname[id] = arena_printf(c->a, "l%d[0][u]", id);
 		}
 	} else {
-		emit_leaf_loads(R, m->leaf, m->nleaf, 4, 0);
+		emit_leaf_loads(R, m->leaf, m->nleaf, 4);
 	}
-	if (!emit_freads(R, q, m, 4))
-		return false;
+	emit_freads(R, m, 4);
 	/* arrays for values stored or cached after the loop */
 	int32_t arr = cg_new_stamp(c);
 	for (int i = 0; i < nt; i++) {
@@ -538,18 +487,11 @@ static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int n
 		if (kp->kind == PARAM_OUT && is_colv(R, kp->node) && c->ph[kp->node] == q)
 			sb_printf(sb, "\t\t\t\tfz_st(%s, j0, fz_e, fz_vec, %s);\n", row_ptr(R, i), value_array(R, kp->node, q));
 	}
-	bool any = false;
 	for (int i = 0; i < R->ncached; i++) {
 		NodeId id = R->cached[i];
-		if (c->ph[id] != q)
-			continue;
-		if (!any)
-			sb_puts(sb, "\t\t\t\tif (fz_cached) {\n");
-		any = true;
-		sb_printf(sb, "\t\t\t\t\tfz_cst(fz_c%d + (j0 - fz_beg), %s);\n", id, value_array(R, id, q));
+		if (c->ph[id] == q)
+			sb_printf(sb, "\t\t\t\tfz_cst(fz_c%d + (j0 - fz_beg), %s);\n", id, value_array(R, id, q));
 	}
-	if (any)
-		sb_puts(sb, "\t\t\t\t}\n");
 	sb_puts(sb, "\t\t\t}\n");
 	return true;
 }
@@ -570,27 +512,28 @@ static void emit_finish(RowK *R, int q)
 		sb_printf(sb, "\t\ta%d = fz_reduce<%s>(a%d, %s, fz_red);\n", red, acc_op(n), red, acc_identity(R, red));
 		nr++;
 	}
-	int NR = c->info->nred;
-	sb_puts(sb, "\t\tif (fz_S > 1) { /* split rows: combine the blocks' partial results */\n");
-	sb_printf(sb, "\t\t\tunsigned long long *fz_p = fz_part + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * %d;\n",
-	          NR);
-	sb_puts(sb, "\t\t\tif (threadIdx.x == 0) {\n");
+	/* split rows: every block of the row gets every block's partial results */
+	StrBuf bits, how, back;
+	sb_init(&bits, c->a);
+	sb_init(&how, c->a);
+	sb_init(&back, c->a);
 	int j = 0;
-	for (int i = 0; i < k->nreductions; i++)
-		if (c->ph[k->reductions[i]] == q + 1)
-			sb_printf(sb, "\t\t\t\tfz_p[fz_seg * %d + %d] = fz_bits(a%d);\n", NR, j++, k->reductions[i]);
-	sb_puts(sb, "\t\t\t}\n\t\t\tfz_ep++;\n\t\t\tfz_barrier(fz_cnt + blockIdx.x, fz_ep * fz_S);\n");
-	j = 0;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
 		if (c->ph[red] != q + 1)
 			continue;
 		const char *t = acc_type(R, red);
-		sb_printf(sb, "\t\t\ta%d = %s;\n", red, acc_identity(R, red));
-		sb_printf(sb, "\t\t\tfor (int s = 0; s < fz_S; s++) {\n\t\t\t\t%s v;\n", t);
-		sb_printf(sb, "\t\t\t\tfz_unbits(v, fz_ldv(fz_p + s * %d + %d));\n\t\t\t\ta%d = %s::f(a%d, v);\n\t\t\t}\n", NR,
-		          j++, red, acc_op(&c->g->nodes[red]), red);
+		Op op = (Op)c->g->nodes[red].op;
+		int code = (op == OP_MAX ? 4 : op == OP_MIN ? 8 : 0) +
+		           (strcmp(t, "double") == 0 ? 1 : strcmp(t, "long long") == 0 ? 2 : strcmp(t, "int") == 0 ? 3 : 0);
+		sb_printf(&bits, "%sfz_bits(a%d)", bits.len ? ", " : "", red);
+		sb_printf(&how, "%s%d", how.len ? ", " : "", code);
+		sb_printf(&back, "\t\t\tfz_unbits(a%d, fz_x[%d]);\n", red, j++);
 	}
+	sb_printf(sb, "\t\tif (fz_S > 1) {\n\t\t\tunsigned long long fz_x[%d] = {%s};\n", nr, sb_str(&bits));
+	sb_printf(sb, "\t\t\tconst unsigned char fz_h[%d] = {%s};\n", nr, sb_str(&how));
+	sb_printf(sb, "\t\t\tfz_exchange(fz_ws, fz_x, fz_h, %d, %d, fz_ep++);\n", nr, c->info->nred);
+	sb_puts(sb, sb_str(&back));
 	sb_puts(sb, "\t\t}\n");
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
@@ -601,7 +544,6 @@ static void emit_finish(RowK *R, int q)
 		          cg_comment(c, n));
 		c->vname[red] = arena_printf(c->a, "t%d", red);
 	}
-	(void)nr;
 }
 
 /* Per-row values of phase p (leaves and computed ones), in graph order. */
@@ -794,10 +736,14 @@ static void emit_prologue(RowK *R, StrBuf *sb)
 		for (int s = 0; s < c->info->nslots; s++)
 			sb_printf(sb, "\tconst long long fz_so%d = fz_so%d + (fz_lp * %d + 15) / 16 * 16;\n", s + 1, s,
 			          c->info->slot_bytes[s]);
-		sb_printf(sb, "\tconst bool fz_cached = (unsigned long long)fz_so%d * blockDim.y <= fz_dyn_smem();\n",
-		          c->info->nslots);
-		sb_printf(sb, "\tunsigned char *fz_cb = reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_so%d;\n",
-		          c->info->nslots);
+		/* in shared memory if the launch gave enough, else in the workspace
+		 * after the split-row counters and partials */
+		int ns = c->info->nslots, nr = c->info->nred > 0 ? c->info->nred : 1;
+		sb_printf(sb, "\tconst unsigned long long fz_wc = (gridDim.x + gridDim.x * 2ull * fz_S * %d + 1) / 2 * 2;\n", nr);
+		sb_printf(sb, "\tunsigned char *fz_cb = (unsigned long long)fz_so%d * blockDim.y <= fz_dyn_smem()\n", ns);
+		sb_printf(sb, "\t\t? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_so%d\n", ns);
+		sb_printf(sb, "\t\t: reinterpret_cast<unsigned char *>(fz_ws + fz_wc) + ((blockIdx.y * gridDim.x + blockIdx.x) * "
+		              "(unsigned long long)blockDim.y + threadIdx.y) * fz_so%d;\n", ns);
 		for (int i = 0; i < R->ncached; i++) {
 			NodeId id = R->cached[i];
 			const Node *n = &c->g->nodes[id];
@@ -807,7 +753,7 @@ static void emit_prologue(RowK *R, StrBuf *sb)
 		}
 	}
 	if (R->P > 0)
-		sb_puts(sb, "\tunsigned long long *fz_cnt = fz_ws, *fz_part = fz_ws + gridDim.x, fz_ep = 0;\n");
+		sb_puts(sb, "\tunsigned long long fz_ep = 0; /* split rows: exchanges so far */\n");
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_SCALAR || c->pin[kp->node] != i)

@@ -348,11 +348,26 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_le((uint64_t)l.grid[0] * l.grid[1], 132 * 2);
 	ck_assert_uint_gt(l.smem, 0);
 	ck_assert_uint_le(l.smem, 232448);
-	ck_assert_int_eq(l.workspace, (int64_t)l.grid[0] * 8 + (int64_t)l.grid[0] * 2 * l.grid[1] * 8);
+	ck_assert_int_eq(l.grid[1], 37); /* 4 MiB a row in segments of 113 KiB (two blocks an SM) */
+	ck_assert_int_eq(l.smem, 113360);
+	ck_assert_int_eq(l.grid[0], 7);
+	/* a counter per row group, two sets of partials (rounded to 16 bytes) */
+	ck_assert_int_eq(l.workspace, ((int64_t)l.grid[0] + (int64_t)l.grid[0] * 2 * l.grid[1] + 1) / 2 * 2 * 8);
+	ck_assert_int_eq(l.workspace_zero, (int64_t)l.grid[0] * 8);
+	/* longer still: a block a row, the row cache in the workspace (global memory) */
+	l = launch(c, 0, (int64_t[]){1024, 1 << 24});
+	ck_assert_int_eq(l.schedule, CG_SCHED_LOOP);
+	ck_assert(!l.cooperative);
+	ck_assert_uint_eq(l.block[0], 1024);
+	ck_assert_uint_eq(l.grid[0], 16); /* 64 MiB of cache a row: at most 1 GiB in all */
+	ck_assert_uint_eq(l.smem, 0);
+	ck_assert_int_eq(l.workspace, (16 + 16 * 2) * 8 + 16 * ((int64_t)4 << 24));
+	ck_assert_int_eq(l.workspace_zero, 0);
 	/* few long rows: split to fill the device */
 	l = launch(c, 0, (int64_t[]){4, 1 << 18});
 	ck_assert_int_eq(l.schedule, CG_SCHED_SPLIT);
 	ck_assert_uint_eq(l.grid[0], 4);
+	ck_assert_uint_eq(l.smem, (1 << 18) / 64 * 4);
 	ck_assert_uint_eq(l.grid[1], 64); /* 2 chunks a thread; 66 would fill the device */
 	pipe_free(c);
 }

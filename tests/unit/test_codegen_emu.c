@@ -207,16 +207,18 @@ static void force(const struct CgKernelInfo *ki, Sched s, int64_t rows, int64_t 
 		return;
 	int64_t S = s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE ? 3 : 1;
 	int64_t len = S == 1 ? n : cdiv(cdiv(n, S), ki->vec) * ki->vec;
-	unsigned G = s == SCHED_WARP4 ? 4 : 64, R = s == SCHED_WARP4 ? 4 : 1;
+	unsigned G = s == SCHED_WARP4 ? 4 : 64, R = s == SCHED_WARP4 ? 8 : 1;
 	for (int i = 0; i < 3; i++)
 		l->grid[i] = l->block[i] = 1;
 	l->block[0] = G;
 	l->block[1] = R;
 	l->grid[0] = (unsigned)(S > 1 ? 2 : cdiv(rows, R) < 3 ? cdiv(rows, R) : 3);
 	l->grid[1] = (unsigned)S;
-	l->smem = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE ? 0 : (unsigned)(cache_bytes(ki, len) * R);
+	bool global = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE;
+	l->smem = global ? 0 : (unsigned)(cache_bytes(ki, len) * R);
 	l->cooperative = S > 1;
-	l->workspace = S > 1 ? (int64_t)l->grid[0] * 8 + (int64_t)l->grid[0] * 2 * S * (ki->nred > 0 ? ki->nred : 1) * 8 : 0;
+	int64_t gx = l->grid[0], words = (gx + gx * 2 * S * (ki->nred > 0 ? ki->nred : 1) + 1) / 2 * 2;
+	l->workspace = words * 8 + (global ? gx * S * R * cache_bytes(ki, len) : 0);
 }
 
 typedef struct Run {
