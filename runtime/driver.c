@@ -20,6 +20,7 @@ RtCu rt_cu;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static fz_status load_status;
 static char load_msg[768];
+static const RtCu *installed; /* rt_driver_install's table */
 
 typedef struct ProcLookup {
 	PFN_cuGetProcAddress_v12000 v2; /* preferred */
@@ -47,6 +48,11 @@ static void fail(const char *fmt, const char *a, const char *b)
 
 static void load(void)
 {
+	if (installed) {
+		rt_cu = *installed;
+		load_status = FZ_OK;
+		return;
+	}
 	const char *lib = getenv("FUSEC_CUDA_LIBRARY");
 	if (!lib || !*lib)
 		lib = "libcuda.so.1";
@@ -81,6 +87,13 @@ fz_status rt_driver_load(const char **msg)
 	if (msg)
 		*msg = load_status == FZ_OK ? "" : load_msg;
 	return load_status;
+}
+
+bool rt_driver_install(const RtCu *table)
+{
+	installed = table;
+	pthread_once(&load_once, load);
+	return load_status == FZ_OK && rt_cu.cuInit_ == table->cuInit_;
 }
 
 fz_status rt_cu_status(CUresult r)

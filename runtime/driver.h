@@ -31,6 +31,7 @@
 	X(cuDeviceGetAttribute, 2000)       \
 	X(cuDevicePrimaryCtxRetain, 7000)   \
 	X(cuDevicePrimaryCtxRelease, 11000) \
+	X(cuCtxGetCurrent, 4000)            \
 	X(cuCtxPushCurrent, 4000)           \
 	X(cuCtxPopCurrent, 4000)            \
 	X(cuModuleLoadData, 2000)           \
@@ -54,6 +55,7 @@
 	X(cuEventDestroy, 4000)             \
 	X(cuStreamBeginCapture, 10010)      \
 	X(cuStreamEndCapture, 10000)        \
+	X(cuStreamIsCapturing, 10000)       \
 	X(cuGraphInstantiateWithFlags, 11040) \
 	X(cuGraphLaunch, 10000)             \
 	X(cuGraphExecDestroy, 10000)        \
@@ -72,6 +74,11 @@ extern RtCu rt_cu;
  * sentence in *msg ("no CUDA driver: libcuda.so.1 could not be loaded (...)").
  * Thread-safe. */
 fz_status rt_driver_load(const char **msg);
+
+/* Tests: use `table` (a fake driver that counts calls, say) instead of
+ * loading libcuda. Must come before anything loads the driver; false if
+ * something already did. */
+bool rt_driver_install(const RtCu *table);
 
 /* The status a failed driver call maps to (out of memory, no device, ...). */
 fz_status rt_cu_status(CUresult r);
