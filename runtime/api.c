@@ -67,16 +67,45 @@ void rt_warn(void *ud, const char *message)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/* The thread's open rt_push calls: bit d of `pushed` says whether the one at
+ * nesting depth d pushed (deeper than 64 always pushes). A launch is a few
+ * microseconds of host work, and a push and a pop are two driver calls of
+ * it: under the CUDA runtime or PyTorch the device's primary context is
+ * already current, so one cheap cuCtxGetCurrent replaces them. It is asked
+ * each time, not remembered: the caller may switch contexts between calls. */
+typedef struct RtPushes {
+	uint64_t pushed;
+	int depth;
+} RtPushes;
+
+static _Thread_local RtPushes pushes;
+
 fz_status rt_push(fz_context *ctx, char *err)
 {
-	CUresult r = CU(cuCtxPushCurrent)(ctx->cu);
-	return r == CUDA_SUCCESS ? FZ_OK : rt_fail_cu(err, r, "making the context current (cuCtxPushCurrent)");
+	RtPushes *t = &pushes;
+	CUcontext cur = NULL;
+	bool push = t->depth >= 64 || CU(cuCtxGetCurrent)(&cur) != CUDA_SUCCESS || cur != ctx->cu;
+	if (push) {
+		CUresult r = CU(cuCtxPushCurrent)(ctx->cu);
+		if (r != CUDA_SUCCESS)
+			return rt_fail_cu(err, r, "making the context current (cuCtxPushCurrent)");
+	}
+	if (t->depth < 64)
+		t->pushed = (t->pushed & ~((uint64_t)1 << t->depth)) | (uint64_t)push << t->depth;
+	t->depth++;
+	return FZ_OK;
 }
 
 void rt_pop(void)
 {
-	CUcontext dummy;
-	CU(cuCtxPopCurrent)(&dummy);
+	RtPushes *t = &pushes;
+	if (t->depth == 0) /* unpaired: nothing of ours to undo */
+		return;
+	t->depth--;
+	if (t->depth >= 64 || (t->pushed >> t->depth & 1)) {
+		CUcontext dummy;
+		CU(cuCtxPopCurrent)(&dummy);
+	}
 }
 
 /* ---- contexts ------------------------------------------------------------------------ */

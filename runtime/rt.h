@@ -24,6 +24,11 @@
  * Bump it when nvrtc.c changes the options it passes to NVRTC. */
 #define RT_NVRTC_OPTIONS_TAG "fusec-nvrtc-1 cubin"
 
+/* By default a run replays a size's launches as a CUDA graph once the same
+ * bindings have been launched this many times in a row (launch.c): a capture
+ * costs the host about as much as this many launches save. */
+#define RT_GRAPH_AFTER 8
+
 /* A module loaded in a context, shared by every program with the same key. */
 typedef struct RtModule {
 	RtKey key;
@@ -71,7 +76,9 @@ void rt_set_last_error(const char *msg);
 /* Add a warning to the context (locked). */
 void rt_warn(void *ctx, const char *message);
 
-/* Make ctx current on this thread; rt_pop restores what was current. */
+/* Make ctx current on this thread; rt_pop restores what was current. Pairs
+ * nest; when ctx is current already neither touches the context stack (one
+ * cuCtxGetCurrent instead of a push and a pop). */
 fz_status rt_push(fz_context *ctx, char *err);
 void rt_pop(void);
 
