@@ -10,11 +10,21 @@
  * per dim), so rebinding a buffer is one store and never rebuilds a plan; a
  * launch with unchanged shapes goes straight to cuLaunchKernel.
  *
- * With graphs on, a size plan's launches are captured once into a CUDA graph
- * (on a private stream, so the caller's stream may be the legacy default
- * one) and replayed with one cuGraphLaunch; a graph bakes in argument values,
- * so it is captured again when a bound pointer or scalar differs from the
- * snapshot taken at capture.
+ * A size plan's launches can be captured into a CUDA graph (on a private
+ * stream, so the caller's stream may be the legacy default one) and replayed
+ * with one cuGraphLaunch, which costs the host less than even one
+ * cuLaunchKernel. A graph bakes in argument values, so it is good only while
+ * the bound pointers and scalars equal the snapshot taken at capture. Forced
+ * on, a plan is captured again whenever they differ; by default (automatic)
+ * only once the same bindings have been launched RT_GRAPH_AFTER times in a
+ * row, so a run launched once, or rebound at every call, never pays for a
+ * capture (tens of microseconds) and launches kernel by kernel.
+ *
+ * The hot path, a launch at known sizes, does no allocation and no search:
+ * one cuCtxGetCurrent (rt_push), then one cuGraphLaunch or one cuLaunchKernel
+ * per kernel (and a memset of the part of a workspace that must start zeroed,
+ * split rows' counters, and a copy per output no kernel writes, both known
+ * per size).
  *
  * Outputs no kernel writes (an input marked as an output, a constant, a
  * second name for a value) are filled by copies after the kernels.
@@ -29,6 +39,9 @@
 #include "tensor.h"
 
 enum { RT_MAX_PLANS = 16, RT_ALIGN = 256 };
+
+/* fz_run_set_graph: off, on, automatic (the default) */
+enum { RT_GRAPH_OFF, RT_GRAPH_ON, RT_GRAPH_AUTO };
 
 typedef enum BindKind { BIND_NONE, BIND_DEVICE, BIND_HOST } BindKind;
 
@@ -61,8 +74,9 @@ typedef struct RtLaunch {
 	unsigned grid[3], block[3], smem;
 	bool cooperative;         /* its blocks must be co-resident (split rows) */
 	void **params;
-	CUdeviceptr ws;           /* workspace, zeroed before each launch */
+	CUdeviceptr ws;           /* workspace */
 	size_t ws_bytes;
+	size_t ws_zero;           /* its leading bytes zeroed before each launch */
 } RtLaunch;
 
 typedef struct RtSizePlan {
@@ -72,8 +86,9 @@ typedef struct RtSizePlan {
 	void **params;            /* every launch's argument pointers */
 	CUdeviceptr scratch;      /* temporaries and workspaces */
 	CUdeviceptr *temp_ptr;    /* per Plan.temps */
-	CUgraphExec exec;
-	uint64_t *snap;           /* the bound values the graph was captured with */
+	CUgraphExec exec;         /* captured with the values in snap, or NULL */
+	uint64_t *snap;           /* the bound values of this plan's last launch */
+	int streak;               /* launches in a row with those values (capped) */
 	bool no_graph;            /* capture failed once: launch kernel by kernel */
 	uint64_t last_use;
 } RtSizePlan;
@@ -85,7 +100,9 @@ struct fz_run {
 	const Plan *plan;
 	const CgModule *m;
 	CUstream stream, capture;
-	bool graph, graph_ok;     /* graph_ok: no host copies (which cannot be captured) */
+	int graph_mode;           /* RT_GRAPH_* */
+	bool graph_ok;            /* no host copies (which cannot be captured) */
+	int ncopies;              /* outputs copied after the kernels, at these sizes */
 	RtInput *in;
 	RtOutput *out;
 	int64_t *dims_set;        /* by fz_run_bind_dim; -1 where not */
@@ -184,6 +201,7 @@ fz_status fz_run_create(fz_program *p, fz_context *ctx, fz_run **out)
 	r->plan = &p->c->plan;
 	r->m = &p->c->module;
 	r->dirty = true;
+	r->graph_mode = RT_GRAPH_AUTO;
 	if ((s = run_alloc(r)) != FZ_OK) {
 		fz_run_destroy(r);
 		return s;
@@ -251,7 +269,7 @@ fz_status fz_run_set_graph(fz_run *r, int enable)
 {
 	if (!r)
 		return rt_fail(NULL, FZ_ERR_ARGUMENT, "fz_run_set_graph: run is NULL");
-	r->graph = enable != 0;
+	r->graph_mode = enable > 0 ? RT_GRAPH_ON : enable == 0 ? RT_GRAPH_OFF : RT_GRAPH_AUTO;
 	return FZ_OK;
 }
 
@@ -705,6 +723,9 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		l->smem = cl[k].smem;
 		l->cooperative = cl[k].cooperative;
 		l->ws_bytes = cl[k].workspace > 0 ? (size_t)cl[k].workspace : 0;
+		l->ws_zero = cl[k].workspace_zero > 0 ? (size_t)cl[k].workspace_zero : 0;
+		if (l->ws_zero > l->ws_bytes)
+			l->ws_zero = l->ws_bytes;
 		l->params = sp->params + used;
 		for (int j = 0; j < e->nargs; j++)
 			if (!(l->params[j] = arg_slot(r, l, kn, &e->args[j])))
@@ -725,8 +746,9 @@ static fz_status build_plan(fz_run *r, const int64_t *dims, RtSizePlan **out)
 		sp->dims = malloc(sizeof *dims * ((size_t)g->ndims + 1));
 		sp->launches = calloc((size_t)nk + 1, sizeof *sp->launches);
 		sp->temp_ptr = calloc((size_t)r->plan->ntemps + 1, sizeof *sp->temp_ptr);
+		sp->snap = calloc((size_t)r->nsnap + 1, sizeof *sp->snap);
 	}
-	if (!sp || !cl || !sp->dims || !sp->launches || !sp->temp_ptr) {
+	if (!sp || !cl || !sp->dims || !sp->launches || !sp->temp_ptr || !sp->snap) {
 		free(cl);
 		if (sp)
 			free_plan(sp);
@@ -851,8 +873,11 @@ static fz_status prepare(fz_run *r)
 		if ((s = build_plan(r, dims, &sp)) == FZ_OK)
 			r->plans[r->nplans++] = sp;
 	}
-	for (int i = 0; i < g->noutputs && s == FZ_OK; i++)
+	r->ncopies = 0;
+	for (int i = 0; i < g->noutputs && s == FZ_OK; i++) {
 		s = prepare_output(r, i, dims);
+		r->ncopies += !r->out[i].written && r->out[i].bytes > 0;
+	}
 	if (s == FZ_OK) {
 		for (int t = 0; t < r->plan->ntemps; t++)
 			r->slot[r->plan->temps[t]] = sp->temp_ptr[t];
@@ -910,8 +935,8 @@ static fz_status enqueue(fz_run *r, const RtSizePlan *sp, CUstream st)
 	for (int i = 0; i < sp->nlaunches; i++) {
 		const RtLaunch *l = &sp->launches[i];
 		CUresult res = CUDA_SUCCESS;
-		if (l->ws_bytes) /* codegen's contract: zeroed before every launch */
-			res = CU(cuMemsetD8Async)(l->ws, 0, l->ws_bytes, st);
+		if (l->ws_zero) /* codegen's contract: the counters start at zero */
+			res = CU(cuMemsetD8Async)(l->ws, 0, l->ws_zero, st);
 		if (res == CUDA_SUCCESS && l->cooperative)
 			res = launch_cooperative(l, st);
 		else if (res == CUDA_SUCCESS)
@@ -920,7 +945,7 @@ static fz_status enqueue(fz_run *r, const RtSizePlan *sp, CUstream st)
 		if (res != CUDA_SUCCESS)
 			return cu_fail(r, res, "launching a kernel (cuLaunchKernel)");
 	}
-	return copy_outputs(r, st);
+	return r->ncopies ? copy_outputs(r, st) : FZ_OK;
 }
 
 /* The values a captured graph has baked in (besides the plan's own). */
@@ -935,17 +960,20 @@ static void snapshot(const fz_run *r, uint64_t *v)
 		v[j++] = r->out_slot[i];
 }
 
+static void drop_graph(RtSizePlan *sp)
+{
+	if (sp->exec)
+		CU(cuGraphExecDestroy)(sp->exec); /* freed once a replay in flight ends */
+	sp->exec = NULL;
+}
+
+/* Capture sp's launches with the values bound now (r->snap). */
 static fz_status capture(fz_run *r, RtSizePlan *sp)
 {
 	CUresult res;
 	if (!r->capture && (res = CU(cuStreamCreate)(&r->capture, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
 		return cu_fail(r, res, "creating the capture stream (cuStreamCreate)");
-	if (sp->exec) {
-		CU(cuGraphExecDestroy)(sp->exec);
-		sp->exec = NULL;
-	}
-	if (!sp->snap && !(sp->snap = calloc((size_t)r->nsnap + 1, sizeof *sp->snap)))
-		return rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
+	drop_graph(sp);
 	if ((res = CU(cuStreamBeginCapture)(r->capture, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) != CUDA_SUCCESS)
 		return cu_fail(r, res, "capturing a CUDA graph (cuStreamBeginCapture)");
 	fz_status s = enqueue(r, sp, r->capture);
@@ -959,22 +987,40 @@ static fz_status capture(fz_run *r, RtSizePlan *sp)
 	}
 	if (graph)
 		CU(cuGraphDestroy)(graph);
-	if (s == FZ_OK)
-		memcpy(sp->snap, r->snap, sizeof *sp->snap * (size_t)r->nsnap);
 	return s;
 }
 
-/* A graph is an optimisation: if the driver will not capture these launches
+/* The caller's stream is being captured (into the caller's own graph): the
+ * automatic mode then launches kernel by kernel, into that capture, as if
+ * graphs were off. An error counts as capturing. */
+static bool stream_capturing(const fz_run *r)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	return CU(cuStreamIsCapturing)(r->stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* Replay sp's graph if it holds the values bound now; else capture it when
+ * the mode says so (forced: at once; automatic: once the same values have
+ * been launched RT_GRAPH_AFTER times in a row), or launch kernel by kernel.
+ * A graph is an optimisation: if the driver will not capture these launches
  * (an older driver and a cooperative kernel, say), the plan goes back to
- * launching kernel by kernel, where a real error shows up as itself. */
+ * launching kernel by kernel for good, where a real error shows up as itself. */
 static fz_status launch_graph(fz_run *r, RtSizePlan *sp)
 {
+	size_t n = sizeof *r->snap * (size_t)r->nsnap;
 	snapshot(r, r->snap);
-	if ((!sp->exec || memcmp(sp->snap, r->snap, sizeof *r->snap * (size_t)r->nsnap) != 0) &&
-	    capture(r, sp) != FZ_OK) {
-		if (sp->exec)
-			CU(cuGraphExecDestroy)(sp->exec);
-		sp->exec = NULL;
+	if (sp->streak == 0 || memcmp(sp->snap, r->snap, n) != 0) {
+		memcpy(sp->snap, r->snap, n);
+		sp->streak = 0;
+		drop_graph(sp); /* captured with other values */
+	}
+	if (sp->streak < RT_GRAPH_AFTER)
+		sp->streak++;
+	bool autom = r->graph_mode == RT_GRAPH_AUTO;
+	if (autom && ((!sp->exec && sp->streak < RT_GRAPH_AFTER) || stream_capturing(r)))
+		return enqueue(r, sp, r->stream);
+	if (!sp->exec && capture(r, sp) != FZ_OK) {
+		drop_graph(sp);
 		sp->no_graph = true;
 		return enqueue(r, sp, r->stream);
 	}
@@ -994,7 +1040,7 @@ fz_status fz_run_launch(fz_run *r)
 	if (s == FZ_OK) {
 		RtSizePlan *sp = r->cur;
 		sp->last_use = ++r->tick;
-		if (r->graph && r->graph_ok && !sp->no_graph && sp->nlaunches > 0)
+		if (r->graph_mode != RT_GRAPH_OFF && r->graph_ok && !sp->no_graph && sp->nlaunches > 0)
 			s = launch_graph(r, sp);
 		else
 			s = enqueue(r, sp, r->stream);
