@@ -1,0 +1,906 @@
+/* The host path of fz_run_launch on the CPU, against a fake CUDA driver
+ * (rt_driver_install) that counts every call, runs nothing and logs what
+ * would run: each kernel with the argument values it would read, graphs
+ * replaying what they captured. So the tests can say exactly which driver
+ * calls a launch makes (the host cost of a launch is mostly driver calls),
+ * and that whatever path it takes (kernel by kernel, capture, replay) the
+ * kernels run with the values bound at that launch.
+ *
+ * Programs are compiled by the real NVRTC for the fake device (sm_90) into
+ * a disk cache private to this test, so only the first test compiles. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fusec.h"
+#include "runtime/rt.h"
+#include "testutil.h"
+
+/* ---- the fake driver ---------------------------------------------------------------- */
+
+#define FAKE_IDX(name, ver) F_##name,
+enum { RT_CU_FUNCS(FAKE_IDX) NFUNCS };
+#undef FAKE_IDX
+
+static int calls[NFUNCS];
+#define COUNT(name) (calls[F_##name]++)
+
+enum { MAX_OPS = 4096, MAX_GRAPH_OPS = 16, MAX_OBJS = 64, MAX_ARGS = 16 };
+
+typedef enum FakeOpKind { FK_KERNEL, FK_MEMSET, FK_DTOD, FK_HTOD } FakeOpKind;
+
+typedef struct FakeFunc {
+	char name[128];
+	int nargs;  /* set by the test (fake_know_args): the fake cannot read a cubin */
+} FakeFunc;
+
+typedef struct FakeOp {
+	FakeOpKind kind;
+	const FakeFunc *f;
+	unsigned grid[3], block[3], smem;
+	bool coop;
+	uint64_t args[MAX_ARGS]; /* the value behind each kernel parameter pointer */
+	CUdeviceptr dst, src;
+	size_t bytes;
+	CUstream stream;
+	bool replayed;           /* by a graph */
+} FakeOp;
+
+typedef struct FakeGraph {
+	bool used;
+	FakeOp ops[MAX_GRAPH_OPS];
+	int nops;
+} FakeGraph;
+
+static struct {
+	CUcontext stack[16];     /* the thread's context stack (tests use one thread) */
+	int depth;
+	CUdeviceptr next_ptr;
+	int live_allocs, live_streams, live_modules, nstreams;
+	FakeFunc funcs[MAX_OBJS];
+	int nfuncs;
+	FakeGraph graphs[MAX_OBJS], execs[MAX_OBJS];
+	CUstream capturing;      /* our capture in progress */
+	FakeGraph *capture;
+	CUstream user_capturing; /* a stream the "user" is capturing */
+	bool fail_end_capture;
+	FakeOp ran[MAX_OPS];     /* what would have run, in order */
+	int nran;
+} fake;
+
+static char primary_obj, other_obj;
+#define PRIMARY ((CUcontext)(void *)&primary_obj)
+#define OTHER ((CUcontext)(void *)&other_obj)
+
+static CUresult CUDAAPI f_cuGetErrorName(CUresult e, const char **s)
+{
+	COUNT(cuGetErrorName);
+	*s = e == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" : "CUDA_ERROR_FAKE";
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuGetErrorString(CUresult e, const char **s)
+{
+	(void)e;
+	COUNT(cuGetErrorString);
+	*s = "fake";
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuInit(unsigned flags) { (void)flags; COUNT(cuInit); return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuDriverGetVersion(int *v) { COUNT(cuDriverGetVersion); *v = 13000; return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuDeviceGetCount(int *n) { COUNT(cuDeviceGetCount); *n = 1; return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuDeviceGet(CUdevice *d, int i) { COUNT(cuDeviceGet); *d = i; return CUDA_SUCCESS; }
+
+static CUresult CUDAAPI f_cuDeviceGetName(char *name, int len, CUdevice d)
+{
+	(void)d;
+	COUNT(cuDeviceGetName);
+	snprintf(name, (size_t)len, "Fake GPU");
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+	(void)d;
+	COUNT(cuDeviceGetAttribute);
+	switch (a) {
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
+	default: *v = 0; break;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+	(void)d;
+	COUNT(cuDevicePrimaryCtxRetain);
+	*c = PRIMARY;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuDevicePrimaryCtxRelease(CUdevice d) { (void)d; COUNT(cuDevicePrimaryCtxRelease); return CUDA_SUCCESS; }
+
+static CUresult CUDAAPI f_cuCtxGetCurrent(CUcontext *c)
+{
+	COUNT(cuCtxGetCurrent);
+	*c = fake.depth ? fake.stack[fake.depth - 1] : NULL;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuCtxPushCurrent(CUcontext c)
+{
+	COUNT(cuCtxPushCurrent);
+	ck_assert_int_lt(fake.depth, 16);
+	fake.stack[fake.depth++] = c;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuCtxPopCurrent(CUcontext *c)
+{
+	COUNT(cuCtxPopCurrent);
+	ck_assert_int_gt(fake.depth, 0);
+	*c = fake.stack[--fake.depth];
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuModuleLoadData(CUmodule *m, const void *image)
+{
+	COUNT(cuModuleLoadData);
+	ck_assert_ptr_nonnull(image);
+	*m = (CUmodule)(uintptr_t)(0x1000 + ++fake.live_modules);
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuModuleUnload(CUmodule m) { (void)m; COUNT(cuModuleUnload); fake.live_modules--; return CUDA_SUCCESS; }
+
+static CUresult CUDAAPI f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	(void)m;
+	COUNT(cuModuleGetFunction);
+	ck_assert_int_lt(fake.nfuncs, MAX_OBJS);
+	FakeFunc *ff = &fake.funcs[fake.nfuncs++];
+	snprintf(ff->name, sizeof ff->name, "%s", name);
+	*f = (CUfunction)(void *)ff;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+	(void)f, (void)a, (void)v;
+	COUNT(cuFuncSetAttribute);
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuMemAlloc(CUdeviceptr *p, size_t n)
+{
+	COUNT(cuMemAlloc);
+	if (!fake.next_ptr)
+		fake.next_ptr = (CUdeviceptr)1 << 40;
+	*p = fake.next_ptr;
+	fake.next_ptr += (n + 255) / 256 * 256 + 256;
+	fake.live_allocs++;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuMemFree(CUdeviceptr p)
+{
+	COUNT(cuMemFree);
+	ck_assert(p != 0);
+	fake.live_allocs--;
+	return CUDA_SUCCESS;
+}
+
+/* Into the capture in progress if `st` is being captured, else it "runs". */
+static CUresult record(const FakeOp *op)
+{
+	if (fake.capturing && op->stream == fake.capturing) {
+		if (op->kind == FK_HTOD) /* pageable host memory: not capturable */
+			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		ck_assert_int_lt(fake.capture->nops, MAX_GRAPH_OPS);
+		fake.capture->ops[fake.capture->nops++] = *op;
+		return CUDA_SUCCESS;
+	}
+	ck_assert_int_lt(fake.nran, MAX_OPS);
+	fake.ran[fake.nran++] = *op;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st)
+{
+	COUNT(cuMemsetD8Async);
+	ck_assert_int_eq(v, 0);
+	return record(&(FakeOp){.kind = FK_MEMSET, .dst = d, .bytes = n, .stream = st});
+}
+
+static CUresult CUDAAPI f_cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream st)
+{
+	(void)h;
+	COUNT(cuMemcpyHtoDAsync);
+	return record(&(FakeOp){.kind = FK_HTOD, .dst = d, .bytes = n, .stream = st});
+}
+
+static CUresult CUDAAPI f_cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream st)
+{
+	(void)d, (void)st;
+	COUNT(cuMemcpyDtoHAsync);
+	memset(h, 0, n);
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+	COUNT(cuMemcpyDtoDAsync);
+	return record(&(FakeOp){.kind = FK_DTOD, .dst = d, .src = s, .bytes = n, .stream = st});
+}
+
+static FakeOp kernel_op(CUfunction f, const unsigned g[3], const unsigned b[3], unsigned smem, CUstream st,
+                        void **params, bool coop)
+{
+	FakeOp op = {.kind = FK_KERNEL, .f = (const FakeFunc *)(void *)f, .smem = smem, .stream = st, .coop = coop};
+	memcpy(op.grid, g, sizeof op.grid);
+	memcpy(op.block, b, sizeof op.block);
+	ck_assert_int_le(op.f->nargs, MAX_ARGS);
+	for (int j = 0; j < op.f->nargs; j++) /* every parameter slot is 8 bytes */
+		memcpy(&op.args[j], params[j], 8);
+	return op;
+}
+
+static CUresult CUDAAPI f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                         unsigned bz, unsigned smem, CUstream st, void **params, void **extra)
+{
+	COUNT(cuLaunchKernel);
+	ck_assert_ptr_null(extra);
+	FakeOp op = kernel_op(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, smem, st, params, false);
+	return record(&op);
+}
+
+static CUresult CUDAAPI f_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+	COUNT(cuLaunchKernelEx);
+	ck_assert_ptr_null(extra);
+	bool coop = false;
+	for (unsigned i = 0; i < c->numAttrs; i++)
+		coop |= c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && c->attrs[i].value.cooperative;
+	FakeOp op = kernel_op(f, (unsigned[3]){c->gridDimX, c->gridDimY, c->gridDimZ},
+	                      (unsigned[3]){c->blockDimX, c->blockDimY, c->blockDimZ}, c->sharedMemBytes, c->hStream,
+	                      params, coop);
+	return record(&op);
+}
+
+static CUresult CUDAAPI f_cuStreamCreate(CUstream *s, unsigned flags)
+{
+	(void)flags;
+	COUNT(cuStreamCreate);
+	*s = (CUstream)(uintptr_t)(0x2000 + 16 * ++fake.nstreams);
+	fake.live_streams++;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuStreamDestroy(CUstream s) { (void)s; COUNT(cuStreamDestroy); fake.live_streams--; return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuStreamSynchronize(CUstream s) { (void)s; COUNT(cuStreamSynchronize); return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuEventCreate(CUevent *e, unsigned fl) { (void)fl; COUNT(cuEventCreate); *e = (CUevent)(uintptr_t)8; return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuEventRecord(CUevent e, CUstream s) { (void)e, (void)s; COUNT(cuEventRecord); return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuEventDestroy(CUevent e) { (void)e; COUNT(cuEventDestroy); return CUDA_SUCCESS; }
+
+static CUresult CUDAAPI f_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+	(void)a, (void)b;
+	COUNT(cuEventElapsedTime);
+	*ms = 1;
+	return CUDA_SUCCESS;
+}
+
+static FakeGraph *new_graph(FakeGraph *pool)
+{
+	for (int i = 0; i < MAX_OBJS; i++) {
+		if (!pool[i].used) {
+			memset(&pool[i], 0, sizeof pool[i]);
+			pool[i].used = true;
+			return &pool[i];
+		}
+	}
+	ck_abort_msg("fake driver: too many graphs");
+	return NULL;
+}
+
+static CUresult CUDAAPI f_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode)
+{
+	COUNT(cuStreamBeginCapture);
+	ck_assert_int_eq(mode, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+	if (fake.capturing || !s)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	fake.capturing = s;
+	fake.capture = new_graph(fake.graphs);
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+	COUNT(cuStreamEndCapture);
+	if (s != fake.capturing)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	fake.capturing = NULL;
+	*g = (CUgraph)(void *)fake.capture;
+	if (fake.fail_end_capture) {
+		fake.capture->used = false;
+		*g = NULL;
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	COUNT(cuStreamIsCapturing);
+	bool on = s && (s == fake.capturing || s == fake.user_capturing);
+	*st = on ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+	(void)flags;
+	COUNT(cuGraphInstantiateWithFlags);
+	FakeGraph *x = new_graph(fake.execs);
+	*x = *(FakeGraph *)(void *)g;
+	*e = (CUgraphExec)(void *)x;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+	COUNT(cuGraphLaunch);
+	FakeGraph *x = (FakeGraph *)(void *)e;
+	ck_assert(x->used);
+	for (int i = 0; i < x->nops; i++) {
+		FakeOp op = x->ops[i];
+		op.stream = s;
+		op.replayed = true;
+		record(&op);
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuGraphExecDestroy(CUgraphExec e)
+{
+	COUNT(cuGraphExecDestroy);
+	FakeGraph *x = (FakeGraph *)(void *)e;
+	ck_assert(x->used);
+	x->used = false;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuGraphDestroy(CUgraph g)
+{
+	COUNT(cuGraphDestroy);
+	FakeGraph *x = (FakeGraph *)(void *)g;
+	ck_assert(x->used);
+	x->used = false;
+	return CUDA_SUCCESS;
+}
+
+static const RtCu fake_table = {
+#define FAKE_FIELD(name, ver) .name##_ = f_##name,
+	RT_CU_FUNCS(FAKE_FIELD)
+#undef FAKE_FIELD
+};
+
+static int live(const FakeGraph *pool)
+{
+	int n = 0;
+	for (int i = 0; i < MAX_OBJS; i++)
+		n += pool[i].used;
+	return n;
+}
+
+static int total_calls(void)
+{
+	int n = 0;
+	for (int i = 0; i < NFUNCS; i++)
+		n += calls[i];
+	return n;
+}
+
+static void clear_counts(void)
+{
+	memset(calls, 0, sizeof calls);
+	fake.nran = 0;
+}
+
+/* ---- fixture ---------------------------------------------------------------------------- */
+
+static char cache_dir[] = "/tmp/fusec-launch-calls-XXXXXX";
+static fz_context *ctx;
+
+static void setup(void)
+{
+	memset(&fake, 0, sizeof fake);
+	ck_assert(rt_driver_install(&fake_table));
+	ck_assert_int_eq(fz_context_create(0, &ctx), FZ_OK);
+	clear_counts();
+}
+
+static void teardown(void)
+{
+	fz_context_destroy(ctx);
+	ctx = NULL;
+	ck_assert_int_eq(fake.live_modules, 0);
+	ck_assert_int_eq(fake.depth, 0);
+}
+
+/* Compile with the context; tell the fake each entry's argument count. */
+static fz_program *compile(const char *src, int fuse)
+{
+	fz_compile_options o = fz_compile_options_default();
+	o.fuse = fuse;
+	fz_program *p = NULL;
+	fz_diag d;
+	fz_status s = fz_program_compile(ctx, "calls.fz", src, strlen(src), &o, &p, &d);
+	ck_assert_msg(s == FZ_OK, "%s", s == FZ_ERR_PROGRAM ? d.rendered : fz_last_error());
+	for (int e = 0; e < p->c->module.nentries; e++)
+		((FakeFunc *)(void *)p->funcs[e])->nargs = p->c->module.entries[e].nargs;
+	return p;
+}
+
+/* relu((x + y) * s + bias): one kernel, arguments x, y, bias, z, s, N */
+static const char asbr_src[] = "in x: f32[N]\nin y: f32[N]\nin bias: f32[N]\nin s: f32\nout z = relu((x + y) * s + bias)\n";
+
+enum { N = 4096 };
+static const CUdeviceptr X = 0x100000, Y = 0x200000, B = 0x300000, Z = 0x400000, X2 = 0x500000, Z2 = 0x600000;
+
+static void bind_asbr(fz_run *r, CUdeviceptr x, CUdeviceptr z, double s)
+{
+	int64_t n[1] = {N};
+	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)x, FZ_F32, 1, n), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_input(r, "y", (void *)(uintptr_t)Y, FZ_F32, 1, n), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_input(r, "bias", (void *)(uintptr_t)B, FZ_F32, 1, n), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_scalar(r, "s", s), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_output(r, "z", (void *)(uintptr_t)z, FZ_F32, 1, n), FZ_OK);
+}
+
+/* The one kernel that ran at op i read exactly these values. */
+static void check_asbr_op(int i, CUdeviceptr x, CUdeviceptr z, float s, bool replayed)
+{
+	ck_assert_int_lt(i, fake.nran);
+	const FakeOp *op = &fake.ran[i];
+	ck_assert_int_eq(op->kind, FK_KERNEL);
+	ck_assert_str_eq(op->f->name, "calls_k0_pw");
+	ck_assert_int_eq(op->f->nargs, 6);
+	uint64_t sbits = 0;
+	memcpy(&sbits, &s, 4);
+	uint64_t want[6] = {x, Y, B, z, sbits, N};
+	for (int j = 0; j < 6; j++)
+		ck_assert_msg(op->args[j] == want[j], "op %d argument %d: %#llx, want %#llx", i, j,
+		              (unsigned long long)op->args[j], (unsigned long long)want[j]);
+	ck_assert_int_eq(op->replayed, replayed);
+}
+
+/* Launch once; returns the number of driver calls it made. */
+static int launch_calls(fz_run *r)
+{
+	int before = total_calls();
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	return total_calls() - before;
+}
+
+/* ---- the context stack --------------------------------------------------------------------- */
+
+/* The caller made the primary context current (as the CUDA runtime and
+ * PyTorch do): a plain launch is one cuCtxGetCurrent and one cuLaunchKernel. */
+START_TEST(plain_launch_with_context_current)
+{
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	f_cuCtxPushCurrent(PRIMARY);
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK); /* builds the size plan */
+	clear_counts();
+	for (int i = 0; i < 50; i++) {
+		ck_assert_int_eq(launch_calls(r), 2);
+		ck_assert_int_eq(calls[F_cuCtxGetCurrent], i + 1);
+		ck_assert_int_eq(calls[F_cuLaunchKernel], i + 1);
+		check_asbr_op(i, X, Z, 0.5f, false);
+		ck_assert(fake.ran[i].stream == NULL); /* the run's stream: the default one */
+	}
+	ck_assert_int_eq(calls[F_cuCtxPushCurrent] + calls[F_cuCtxPopCurrent], 0);
+	ck_assert_int_eq(fake.depth, 1);
+	ck_assert(fake.stack[0] == PRIMARY);
+	f_cuCtxPopCurrent(&(CUcontext){0});
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* No context current, or another one: the run's is pushed and popped around
+ * the launch, and what was current is current again after it. */
+START_TEST(plain_launch_pushes_when_not_current)
+{
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	clear_counts();
+	ck_assert_int_eq(launch_calls(r), 4); /* get, push, launch, pop */
+	ck_assert_int_eq(calls[F_cuCtxPushCurrent], 1);
+	ck_assert_int_eq(calls[F_cuCtxPopCurrent], 1);
+	ck_assert_int_eq(fake.depth, 0);
+	f_cuCtxPushCurrent(OTHER);
+	clear_counts();
+	ck_assert_int_eq(launch_calls(r), 4);
+	ck_assert_int_eq(calls[F_cuCtxPushCurrent], 1);
+	ck_assert_int_eq(calls[F_cuCtxPopCurrent], 1);
+	ck_assert_int_eq(fake.depth, 1);
+	ck_assert(fake.stack[0] == OTHER);
+	check_asbr_op(0, X, Z, 0.5f, false);
+	f_cuCtxPopCurrent(&(CUcontext){0});
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* Pushes nest: only the outermost one that finds another context current
+ * pushes, and each pop undoes exactly its own push. */
+START_TEST(nested_pushes)
+{
+	ck_assert_int_eq(rt_push(ctx, NULL), FZ_OK);
+	ck_assert_int_eq(fake.depth, 1);
+	ck_assert_int_eq(rt_push(ctx, NULL), FZ_OK);
+	ck_assert_int_eq(fake.depth, 1);
+	rt_pop();
+	ck_assert_int_eq(fake.depth, 1);
+	rt_pop();
+	ck_assert_int_eq(fake.depth, 0);
+	ck_assert_int_eq(calls[F_cuCtxPushCurrent], 1);
+	ck_assert_int_eq(calls[F_cuCtxPopCurrent], 1);
+	rt_pop(); /* unpaired: leaves the caller's context alone */
+	ck_assert_int_eq(calls[F_cuCtxPopCurrent], 1);
+	/* deeper than the record (64 levels): every level pushes and pops */
+	clear_counts();
+	for (int i = 0; i < 70; i++)
+		ck_assert_int_eq(rt_push(ctx, NULL), FZ_OK);
+	ck_assert_int_eq(calls[F_cuCtxPushCurrent], 1 + 6);
+	ck_assert_int_eq(fake.depth, 7);
+	for (int i = 0; i < 70; i++)
+		rt_pop();
+	ck_assert_int_eq(calls[F_cuCtxPopCurrent], 1 + 6);
+	ck_assert_int_eq(fake.depth, 0);
+}
+END_TEST
+
+/* ---- graphs ---------------------------------------------------------------------------------- */
+
+/* By default: kernel by kernel until the same bindings have been launched
+ * RT_GRAPH_AFTER times in a row, then captured once and replayed, one
+ * cuGraphLaunch a call; a rebinding goes back to kernel by kernel. */
+START_TEST(automatic_graph_after_stable_bindings)
+{
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	f_cuCtxPushCurrent(PRIMARY);
+	for (int round = 0; round < 2; round++) {
+		CUdeviceptr x = round ? X2 : X;
+		clear_counts();
+		for (int i = 0; i < RT_GRAPH_AFTER - 1; i++) {
+			int n = launch_calls(r);
+			/* a rebinding drops the graph captured with the old values */
+			ck_assert_int_eq(n, 2 + (round == 1 && i == 0));
+			check_asbr_op(i, x, Z, 0.5f, false);
+		}
+		ck_assert_int_eq(calls[F_cuGraphExecDestroy], round);
+		ck_assert_int_eq(calls[F_cuStreamBeginCapture] + calls[F_cuStreamIsCapturing], 0);
+		/* the capture: on a private stream, then replayed on the run's */
+		launch_calls(r);
+		ck_assert_int_eq(calls[F_cuStreamIsCapturing], 1);
+		ck_assert_int_eq(calls[F_cuStreamBeginCapture], 1);
+		ck_assert_int_eq(calls[F_cuStreamEndCapture], 1);
+		ck_assert_int_eq(calls[F_cuGraphInstantiateWithFlags], 1);
+		ck_assert_int_eq(calls[F_cuGraphDestroy], 1);
+		ck_assert_int_eq(calls[F_cuGraphLaunch], 1);
+		ck_assert_int_eq(calls[F_cuStreamCreate], round == 0);
+		check_asbr_op(RT_GRAPH_AFTER - 1, x, Z, 0.5f, true);
+		for (int i = RT_GRAPH_AFTER; i < 40; i++) {
+			ck_assert_int_eq(launch_calls(r), 3); /* get current, is capturing, graph launch */
+			check_asbr_op(i, x, Z, 0.5f, true);
+		}
+		ck_assert_int_eq(calls[F_cuLaunchKernel], RT_GRAPH_AFTER); /* the last one captured */
+		ck_assert_int_eq(fake.nran, 40);
+		bind_asbr(r, X2, Z, 0.5);
+	}
+	ck_assert_int_eq(live(fake.execs), 1);
+	int streams = fake.live_streams;
+	fz_run_destroy(r);
+	ck_assert_int_eq(live(fake.execs), 0);
+	ck_assert_int_eq(live(fake.graphs), 0);
+	ck_assert_int_eq(fake.live_streams, streams - 1);
+	ck_assert_int_eq(fake.live_allocs, 0);
+	f_cuCtxPopCurrent(&(CUcontext){0});
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* Bindings that change at every call (rotating buffers): never captured,
+ * every kernel runs with the buffers bound for its call. */
+START_TEST(automatic_rotating_buffers_never_capture)
+{
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	for (int i = 0; i < 60; i++) {
+		CUdeviceptr x = i % 2 ? X2 : X, z = i % 3 ? Z2 : Z;
+		bind_asbr(r, x, z, 0.5);
+		ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		check_asbr_op(i, x, z, 0.5f, false);
+	}
+	ck_assert_int_eq(calls[F_cuLaunchKernel], 60);
+	ck_assert_int_eq(calls[F_cuStreamBeginCapture] + calls[F_cuStreamIsCapturing] + calls[F_cuGraphLaunch], 0);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* The caller is capturing the run's stream into a graph of its own: the
+ * automatic mode launches kernel by kernel, into that capture. */
+START_TEST(automatic_not_while_stream_captured)
+{
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	CUstream user = (CUstream)(uintptr_t)0x7770;
+	ck_assert_int_eq(fz_run_set_stream(r, user), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	fake.user_capturing = user;
+	for (int i = 0; i < 30; i++) {
+		ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		check_asbr_op(i, X, Z, 0.5f, false);
+		ck_assert(fake.ran[i].stream == user);
+	}
+	ck_assert_int_eq(calls[F_cuStreamBeginCapture] + calls[F_cuGraphLaunch], 0);
+	ck_assert_int_eq(calls[F_cuStreamIsCapturing], 30 - (RT_GRAPH_AFTER - 1));
+	/* capture over: the next launch captures */
+	fake.user_capturing = NULL;
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	ck_assert_int_eq(calls[F_cuStreamBeginCapture], 1);
+	check_asbr_op(30, X, Z, 0.5f, true);
+	/* and a graph is not replayed into a capture either */
+	fake.user_capturing = user;
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	check_asbr_op(31, X, Z, 0.5f, false);
+	ck_assert_int_eq(calls[F_cuGraphLaunch], 1);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* Forced on: captured at the first launch, again at once when a scalar
+ * changes; forced off: never. */
+START_TEST(forced_graph_on_and_off)
+{
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 1), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	ck_assert_int_eq(calls[F_cuStreamBeginCapture], 1);
+	check_asbr_op(0, X, Z, 0.5f, true);
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	ck_assert_int_eq(calls[F_cuStreamBeginCapture], 1);
+	ck_assert_int_eq(calls[F_cuStreamIsCapturing], 0); /* forced: not asked */
+	check_asbr_op(1, X, Z, 0.5f, true);
+	ck_assert_int_eq(fz_run_bind_scalar(r, "s", 0.25), FZ_OK);
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	ck_assert_int_eq(calls[F_cuStreamBeginCapture], 2);
+	ck_assert_int_eq(calls[F_cuGraphExecDestroy], 1);
+	check_asbr_op(2, X, Z, 0.25f, true);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	for (int i = 3; i < 20; i++) {
+		ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		check_asbr_op(i, X, Z, 0.25f, false);
+	}
+	ck_assert_int_eq(calls[F_cuGraphLaunch], 3);
+	ck_assert_int_eq(fz_run_set_graph(r, -1), FZ_OK); /* automatic again: the graph still holds */
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	check_asbr_op(20, X, Z, 0.25f, true);
+	fz_run_destroy(r);
+	ck_assert_int_eq(live(fake.execs), 0);
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* A driver that will not capture: the launch still runs, kernel by kernel,
+ * and that plan never tries again. */
+START_TEST(failed_capture_falls_back)
+{
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	fake.fail_end_capture = true;
+	for (int i = 0; i < 30; i++) {
+		ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		check_asbr_op(i, X, Z, 0.5f, false);
+	}
+	ck_assert_int_eq(calls[F_cuStreamBeginCapture], 1);
+	ck_assert_int_eq(calls[F_cuLaunchKernel], 31); /* one of them into the failed capture */
+	ck_assert_int_eq(calls[F_cuGraphLaunch] + calls[F_cuGraphInstantiateWithFlags], 0);
+	ck_assert_int_eq(live(fake.graphs) + live(fake.execs), 0);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* ---- several kernels, workspaces, sizes ------------------------------------------------------ */
+
+/* Per-op softmax: every kernel, every plan's scratch and, for sizes whose
+ * rows split across blocks, the workspace zeroed before its kernel; a graph
+ * per size. The kernels of a replay are the kernels of a plain launch. */
+START_TEST(per_op_and_sizes)
+{
+	static const char src[] = "in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n";
+	fz_program *p = compile(src, 0);
+	int nk = p->c->plan.nkernels;
+	ck_assert_int_ge(nk, 4);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	f_cuCtxPushCurrent(PRIMARY);
+	const int64_t sizes[3][2] = {{8, 1024}, {2, 1 << 22}, {8, 1024}};
+	FakeOp plain[3][16];
+	int nplain[3];
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 2, sizes[k]), FZ_OK);
+		ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F32, 2, sizes[k]), FZ_OK);
+		clear_counts();
+		for (int i = 0; i < RT_GRAPH_AFTER + 3; i++)
+			ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		/* every launch ran the same operations; a size seen before (with
+		 * the same buffers) finds its plan and its graph at once */
+		int nplainl = k < 2 ? RT_GRAPH_AFTER - 1 : 0;
+		ck_assert_int_eq(fake.nran % (RT_GRAPH_AFTER + 3), 0);
+		int per = fake.nran / (RT_GRAPH_AFTER + 3);
+		ck_assert_int_le(per, 16);
+		int kernels = 0, memsets = 0;
+		int64_t zeroed = 0;
+		for (int j = 0; j < per; j++) {
+			kernels += fake.ran[j].kind == FK_KERNEL;
+			memsets += fake.ran[j].kind == FK_MEMSET;
+			for (int i = 1; i < RT_GRAPH_AFTER + 3; i++) {
+				const FakeOp *a = &fake.ran[j], *b = &fake.ran[i * per + j];
+				ck_assert_int_eq(b->replayed, i >= nplainl);
+				ck_assert(a->kind == b->kind && a->f == b->f && a->dst == b->dst && a->bytes == b->bytes);
+				ck_assert_int_eq(memcmp(a->args, b->args, sizeof a->args), 0);
+				ck_assert_int_eq(memcmp(a->grid, b->grid, sizeof a->grid), 0);
+			}
+			/* a memset zeroes the workspace its kernel is given (its last argument) */
+			if (fake.ran[j].kind == FK_MEMSET) {
+				ck_assert_int_lt(j + 1, per);
+				const FakeOp *kn = &fake.ran[j + 1];
+				ck_assert_int_eq(kn->kind, FK_KERNEL);
+				ck_assert(kn->args[kn->f->nargs - 1] == fake.ran[j].dst);
+				zeroed += (int64_t)fake.ran[j].bytes;
+			}
+		}
+		ck_assert_int_eq(kernels, nk);
+		int want_memsets = 0;
+		int64_t want_zeroed = 0;
+		for (int kk = 0; kk < nk; kk++) {
+			CgLaunch cl;
+			ck_assert(cg_launch(&p->c->module, &p->c->plan, kk, sizes[k], &ctx->cg, &cl));
+			want_memsets += cl.workspace_zero > 0;
+			want_zeroed += cl.workspace_zero;
+		}
+		/* only what codegen says must start zeroed (split rows' counters) */
+		ck_assert_int_eq(memsets, want_memsets);
+		ck_assert_int_eq(zeroed, want_zeroed);
+		if (k == 1)
+			ck_assert_int_gt(memsets, 0); /* two rows of 4M: split */
+		int ncap = k < 2; /* launches into the capture */
+		ck_assert_int_eq(calls[F_cuMemsetD8Async], memsets * (nplainl + ncap));
+		ck_assert_int_eq(calls[F_cuLaunchKernel] + calls[F_cuLaunchKernelEx], nk * (nplainl + ncap));
+		ck_assert_int_eq(calls[F_cuGraphLaunch], RT_GRAPH_AFTER + 3 - nplainl);
+		ck_assert_int_eq(calls[F_cuStreamBeginCapture], ncap);
+		memcpy(plain[k], fake.ran, sizeof *fake.ran * (size_t)per);
+		nplain[k] = per;
+	}
+	ck_assert_int_eq(nplain[0], nplain[2]);
+	for (int j = 0; j < nplain[0]; j++)
+		ck_assert_int_eq(memcmp(plain[0][j].args, plain[2][j].args, sizeof plain[0][j].args), 0);
+	fz_run_destroy(r);
+	ck_assert_int_eq(fake.live_allocs, 0);
+	f_cuCtxPopCurrent(&(CUcontext){0});
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* Every output gets its value at every launch, by a kernel or by a copy,
+ * whichever path the launch takes: outputs that are inputs, scalars,
+ * constants and second names included, fused and per-op. */
+static bool op_writes(const FakeOp *op, CUdeviceptr out)
+{
+	if (op->kind != FK_KERNEL)
+		return op->dst == out;
+	for (int j = 0; j < op->f->nargs; j++)
+		if (op->args[j] == out)
+			return true;
+	return false;
+}
+
+START_TEST(outputs_every_launch)
+{
+	static const char src[] = "in s: f32\nin x: f32[N]\nout y = x * s\nout y2 = y\nout t = s\nout c = 1.5\nout z = x\n";
+	enum { LAUNCHES = 20 };
+	for (int fuse = 0; fuse < 2; fuse++) {
+		fz_program *p = compile(src, fuse);
+		fz_run *r;
+		ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+		int64_t n[1] = {N};
+		ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 1, n), FZ_OK);
+		ck_assert_int_eq(fz_run_bind_scalar(r, "s", 3), FZ_OK);
+		clear_counts();
+		for (int i = 0; i < LAUNCHES; i++)
+			ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		ck_assert_int_eq(fake.nran % LAUNCHES, 0);
+		int per = fake.nran / LAUNCHES;
+		ck_assert_int_gt(per, 0);
+		ck_assert_int_eq(calls[F_cuGraphLaunch], LAUNCHES - (RT_GRAPH_AFTER - 1));
+		for (int o = 0; o < fz_program_num_outputs(p); o++) {
+			fz_tensor_info ti;
+			ck_assert_int_eq(fz_program_output(p, o, &ti), FZ_OK);
+			void *d;
+			ck_assert_int_eq(fz_run_output(r, ti.name, &d, NULL, NULL), FZ_OK);
+			ck_assert(d != NULL && (CUdeviceptr)(uintptr_t)d != X);
+			for (int i = 0; i < LAUNCHES; i++) {
+				bool written = false;
+				for (int j = 0; j < per; j++)
+					written |= op_writes(&fake.ran[i * per + j], (CUdeviceptr)(uintptr_t)d);
+				ck_assert_msg(written, "%s: output %s not written at launch %d", fuse ? "fused" : "per-op", ti.name, i);
+			}
+		}
+		fz_run_destroy(r);
+		ck_assert_int_eq(fake.live_allocs, 0);
+		fz_program_destroy(p);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	if (!mkdtemp(cache_dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	setenv("FUSEC_CACHE_DIR", cache_dir, 1);
+	Suite *su = suite_create("launch_calls");
+	TCase *tc = tcase_create("fake driver");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, plain_launch_with_context_current);
+	tcase_add_test(tc, plain_launch_pushes_when_not_current);
+	tcase_add_test(tc, nested_pushes);
+	tcase_add_test(tc, automatic_graph_after_stable_bindings);
+	tcase_add_test(tc, automatic_rotating_buffers_never_capture);
+	tcase_add_test(tc, automatic_not_while_stream_captured);
+	tcase_add_test(tc, forced_graph_on_and_off);
+	tcase_add_test(tc, failed_capture_falls_back);
+	tcase_add_test(tc, per_op_and_sizes);
+	tcase_add_test(tc, outputs_every_launch);
+	suite_add_tcase(su, tc);
+	int rc = tu_run(su);
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+	if (system(cmd) != 0)
+		rc = 1;
+	return rc;
+}
