@@ -16,9 +16,20 @@
  * enough buffer sets to span four times the L2 (read off the device), so that
  * no call finds its data in the cache, as a real workload would not. The copy
  * bandwidth that defines the floor is measured in the same process (a large
- * cuMemcpyDtoD, bytes read plus bytes written). The host time per call is the
- * wall time of back-to-back asynchronous launches (one buffer set, so no
- * rebinding) divided by their number: the launch overhead.
+ * cuMemcpyDtoD, bytes read plus bytes written). The device times are of plain
+ * launches (graphs off), as they always were.
+ *
+ * The host time per call is the launch overhead: N back-to-back asynchronous
+ * fz_run_launch calls on one buffer set bound once (nothing rebound inside
+ * the timed loop), after warm-up calls on the same set, timed with
+ * CLOCK_MONOTONIC and divided by N; the synchronisation comes after the
+ * clock stops (it is in the wall time). Kernel by kernel always; with
+ * --graph also forced CUDA graph replay (and the one launch that captures),
+ * the default automatic mode (a graph once the bindings have stayed the same
+ * for RT_GRAPH_AFTER calls: the warm-up is never shorter), and kernel by
+ * kernel from a thread where no context is current (what a run pays to push
+ * and pop its context; the other figures have the primary context current,
+ * as under the CUDA runtime or PyTorch).
  *
  * The runtime times nothing itself, so events and streams come from the
  * driver table of runtime/driver.h, on the device's primary context, which
@@ -33,6 +44,7 @@
 #include <time.h>
 
 #include "runtime/driver.h"
+#include "runtime/rt.h"
 #include "tensor.h"
 
 static const char bench_usage[] =
@@ -54,7 +66,8 @@ static const char bench_usage[] =
 	"  --mode MODE       fused, per-op or both (default both)\n"
 	"  --seed N          seed of the random inputs (default 0)\n"
 	"  --device N        GPU ordinal (default 0)\n"
-	"  --graph           also the host time per call when the run replays a CUDA graph\n"
+	"  --graph           also the host time per call replaying a CUDA graph (forced,\n"
+	"                    and the default automatic mode) and with no context current\n"
 	"  --dry-run         print what the plans say (bytes, kernels); no GPU needed\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -85,6 +98,9 @@ typedef struct ModeStats {
 	double median_us, min_us;
 	double host_us, wall_us; /* per call, back to back */
 	double graph_host_us, graph_wall_us; /* the same replaying a CUDA graph (--graph) */
+	double capture_us;       /* host time of the launch that captures the graph */
+	double auto_host_us, auto_wall_us; /* the default mode, graphs automatic */
+	double pushed_host_us, pushed_wall_us; /* graphs off, no context current */
 	double compile_ms;       /* fz_program_compile_file, JIT and load included */
 	double jit_ms;           /* of which compiling, reading and loading modules */
 	uint64_t compiles;       /* NVRTC compiles it caused */
@@ -707,13 +723,24 @@ static bool run_call(void *arg, int i)
 	return fz_ok(fz_run_launch(a->r), "launch", fz_run_error(a->r));
 }
 
-/* Time per call of back-to-back launches on one buffer set (so nothing is
- * rebound): to submit them (host) and until the GPU is done (wall). */
-static bool time_back_to_back(Bench *b, RunArg *a, double *host_us, double *wall_us)
+/* Time per call of back-to-back launches on one buffer set bound once (so
+ * nothing is rebound): to submit them (host) and until the GPU is done
+ * (wall), after warm-up calls on the same set (long enough for the
+ * automatic mode to have captured its graph). *first_us: the host time of
+ * the first warm-up call (a forced graph is captured there). */
+static bool time_back_to_back(Bench *b, RunArg *a, double *host_us, double *wall_us, double *first_us)
 {
-	int n = b->o.reps;
-	if (!bind_set(b, a->r, 0) || !run_call(a, 0) || /* a graph is captured here */
-	    !fz_ok(fz_run_synchronize(a->r), "running the program", fz_run_error(a->r)))
+	int n = b->o.reps, warm = b->o.warmup > RT_GRAPH_AFTER ? b->o.warmup : RT_GRAPH_AFTER + 1;
+	if (!bind_set(b, a->r, 0))
+		return false;
+	for (int i = 0; i < warm; i++) {
+		double t = now_ms();
+		if (!run_call(a, i))
+			return false;
+		if (i == 0 && first_us)
+			*first_us = (now_ms() - t) * 1e3;
+	}
+	if (!fz_ok(fz_run_synchronize(a->r), "running the program", fz_run_error(a->r)))
 		return false;
 	double t0 = now_ms();
 	for (int i = 0; i < n; i++)
@@ -728,15 +755,31 @@ static bool time_back_to_back(Bench *b, RunArg *a, double *host_us, double *wall
 	return true;
 }
 
-/* The launch overhead: kernel by kernel, then (--graph) replaying a graph. */
+/* Back to back in graph mode `graph` (fz_run_set_graph). */
+static bool time_graph_mode(Bench *b, RunArg *a, int graph, double *host_us, double *wall_us, double *first_us)
+{
+	return fz_ok(fz_run_set_graph(a->r, graph), "choosing the graph mode", fz_run_error(a->r)) &&
+	       time_back_to_back(b, a, host_us, wall_us, first_us);
+}
+
+/* The launch overhead: kernel by kernel, then (--graph) replaying a forced
+ * graph, in the default mode, and kernel by kernel again with the bench's
+ * context popped, so that every launch pushes and pops the run's. */
 static bool time_host(Bench *b, RunArg *a, ModeStats *ms)
 {
-	if (!time_back_to_back(b, a, &ms->host_us, &ms->wall_us))
+	if (!time_graph_mode(b, a, 0, &ms->host_us, &ms->wall_us, NULL))
 		return false;
 	if (!b->o.graph)
 		return true;
-	bool ok = fz_ok(fz_run_set_graph(a->r, 1), "enabling graphs", fz_run_error(a->r)) &&
-	          time_back_to_back(b, a, &ms->graph_host_us, &ms->graph_wall_us);
+	bool ok = time_graph_mode(b, a, 1, &ms->graph_host_us, &ms->graph_wall_us, &ms->capture_us) &&
+	          time_graph_mode(b, a, -1, &ms->auto_host_us, &ms->auto_wall_us, NULL);
+	CUcontext popped = NULL;
+	if (ok && cu_ok(CU(cuCtxPopCurrent)(&popped), "cuCtxPopCurrent")) {
+		ok = time_graph_mode(b, a, 0, &ms->pushed_host_us, &ms->pushed_wall_us, NULL);
+		ok = cu_ok(CU(cuCtxPushCurrent)(popped), "cuCtxPushCurrent") && ok;
+	} else {
+		ok = false;
+	}
 	return fz_ok(fz_run_set_graph(a->r, 0), "disabling graphs", fz_run_error(a->r)) && ok;
 }
 
@@ -794,7 +837,7 @@ static bool time_mode(Bench *b, ModeStats *ms, Tensor *outs)
 	double *t = malloc(sizeof(double) * (size_t)b->o.reps);
 	bool ok = t && compile_mode(b, ms, &p) &&
 	          fz_ok(fz_run_create(p, NULL, &r), "creating a run", fz_last_error()) && bind_fixed(b, r) &&
-	          bind_set(b, r, 0);
+	          bind_set(b, r, 0) && fz_ok(fz_run_set_graph(r, 0), "disabling graphs", fz_run_error(r));
 	RunArg a = {b, r, 0};
 	for (int i = 0; ok && i < b->o.warmup; i++)
 		ok = run_prep(&a, i) && run_call(&a, i);
@@ -903,9 +946,14 @@ static void json_mode(const Bench *b, const ModeStats *ms)
 		printf(", \"median_us\": %.6g, \"min_us\": %.6g, \"gbps\": %.6g, \"pct_floor\": %.6g", ms->median_us,
 		       ms->min_us, (double)b->min_bytes / ms->median_us / 1e3, 100 * floor_us(b) / ms->median_us);
 		printf(", \"host_us_per_call\": %.6g, \"wall_us_per_call\": %.6g", ms->host_us, ms->wall_us);
-		if (b->o.graph)
-			printf(", \"graph_host_us_per_call\": %.6g, \"graph_wall_us_per_call\": %.6g", ms->graph_host_us,
-			       ms->graph_wall_us);
+		if (b->o.graph) {
+			printf(", \"graph_host_us_per_call\": %.6g, \"graph_wall_us_per_call\": %.6g, \"graph_capture_us\": %.6g",
+			       ms->graph_host_us, ms->graph_wall_us, ms->capture_us);
+			printf(", \"auto_host_us_per_call\": %.6g, \"auto_wall_us_per_call\": %.6g", ms->auto_host_us,
+			       ms->auto_wall_us);
+			printf(", \"pushed_host_us_per_call\": %.6g, \"pushed_wall_us_per_call\": %.6g", ms->pushed_host_us,
+			       ms->pushed_wall_us);
+		}
 		printf(", \"compile_ms\": %.6g, \"jit_ms\": %.6g, \"compiles\": %llu, \"disk_hits\": %llu", ms->compile_ms,
 		       ms->jit_ms, (unsigned long long)ms->compiles, (unsigned long long)ms->disk_hits);
 	}
@@ -969,6 +1017,17 @@ static void print_head(const Bench *b)
 		       b->o.reps, b->o.warmup, b->nsets, b->nsets == 1 ? "" : "s (rotated: 4x the L2)");
 }
 
+/* --graph: host (and wall) microseconds per call in the other launch modes. */
+static void print_graph_lines(const ModeStats *ms)
+{
+	printf("%s, replaying a CUDA graph: %.2f us/call on the host, %.2f us/call wall (capturing it: %.1f us)\n",
+	       ms->title, ms->graph_host_us, ms->graph_wall_us, ms->capture_us);
+	printf("%s, default (graph after %d same calls): %.2f us/call on the host, %.2f us/call wall\n", ms->title,
+	       RT_GRAPH_AFTER, ms->auto_host_us, ms->auto_wall_us);
+	printf("%s, no context current (pushed and popped): %.2f us/call on the host, %.2f us/call wall\n", ms->title,
+	       ms->pushed_host_us, ms->pushed_wall_us);
+}
+
 static void print_table(const Bench *b)
 {
 	const ModeStats *f = &b->mode[0], *p = &b->mode[1];
@@ -990,8 +1049,7 @@ static void print_table(const Bench *b)
 	}
 	for (int m = 0; b->o.graph && m < NMODES; m++)
 		if (b->mode[m].measured)
-			printf("%s, replaying a CUDA graph: %.2f us/call on the host, %.2f us/call wall\n", b->mode[m].title,
-			       b->mode[m].graph_host_us, b->mode[m].graph_wall_us);
+			print_graph_lines(&b->mode[m]);
 	if (f->on && p->on) {
 		double ideal = (double)p->bytes_moved / (double)b->min_bytes;
 		if (f->measured && p->measured)
