@@ -140,6 +140,10 @@ static fz_status query_device(fz_context *ctx)
 		if (r != CUDA_SUCCESS)
 			return init_failure(r, "cuDeviceGetAttribute");
 	}
+	/* Codegen sizes dynamic shared memory against this; the kernels' own
+	 * static shared memory (a few hundred bytes of reduction scratch) must
+	 * fit beside it, or the launch fails with CUDA_ERROR_INVALID_VALUE. */
+	ctx->cg.smem_per_block_optin -= RT_STATIC_SMEM_RESERVE;
 	fz_device_info *in = &ctx->info;
 	in->ordinal = ctx->ordinal;
 	in->cc_major = ctx->cg.cc_major;

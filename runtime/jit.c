@@ -221,7 +221,7 @@ static fz_status get_functions(fz_program *p, char *err)
 			snprintf(what, sizeof what, "kernel '%s' is missing from the compiled module", cm->entries[e].symbol);
 			return rt_fail_cu(err, r, what);
 		}
-		p->smem_optin[e] = 48 << 10;
+		p->smem_optin[e] = 0; /* the default limit (48 KB) counts static memory too: opt in for any dynamic amount */
 	}
 	return FZ_OK;
 }

@@ -30,6 +30,11 @@
 #define RT_GRAPH_AFTER 8
 
 /* A module loaded in a context, shared by every program with the same key. */
+
+/* Bytes of a block's shared memory kept for the kernels' static shared
+ * memory (codegen's reduction scratch is 256 bytes). */
+#define RT_STATIC_SMEM_RESERVE 1024
+
 typedef struct RtModule {
 	RtKey key;
 	CUmodule mod;
