@@ -29,12 +29,11 @@
  * costs the host about as much as this many launches save. */
 #define RT_GRAPH_AFTER 8
 
-/* A module loaded in a context, shared by every program with the same key. */
-
 /* Bytes of a block's shared memory kept for the kernels' static shared
  * memory (codegen's reduction scratch is 256 bytes). */
 #define RT_STATIC_SMEM_RESERVE 1024
 
+/* A module loaded in a context, shared by every program with the same key. */
 typedef struct RtModule {
 	RtKey key;
 	CUmodule mod;
