@@ -231,7 +231,7 @@ fz_status rt_jit(fz_context *ctx, fz_program *p, char *err)
 	double t0 = now_ms();
 	const char *src = p->c->module.source ? p->c->module.source : "";
 	int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
-	RtKey key = rt_cache_key(src, strlen(src), rt_nvrtc_version(), RT_NVRTC_OPTIONS_TAG, arch);
+	RtKey key = rt_cache_key(src, strlen(src), rt_nvrtc_version(), rt_nvrtc_options(), arch);
 	fz_status s = rt_push(ctx, err);
 	if (s != FZ_OK)
 		return s;

@@ -19,6 +19,10 @@ typedef struct RtNvrtcResult {
 bool rt_nvrtc_compile(Arena *a, const char *source, const char *name, int major, int minor, bool cubin,
                       RtNvrtcResult *out);
 
+/* The options every compile uses besides the architecture, as one string
+ * (part of the kernel cache's key, so changing them invalidates entries). */
+const char *rt_nvrtc_options(void);
+
 /* NVRTC's version as major*1000 + minor*10 (for cache keys). */
 int rt_nvrtc_version(void);
 

@@ -20,10 +20,6 @@
 
 #define RT_ERR_MAX 16384 /* room for an NVRTC log */
 
-/* Options that change the cubin beyond the source: part of the cache key.
- * Bump it when nvrtc.c changes the options it passes to NVRTC. */
-#define RT_NVRTC_OPTIONS_TAG "fusec-nvrtc-1 cubin"
-
 /* By default a run replays a size's launches as a CUDA graph once the same
  * bindings have been launched this many times in a row (launch.c): a capture
  * costs the host about as much as this many launches save. */
