@@ -668,7 +668,7 @@ static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *
 			return rt_fail(r->err, FZ_ERR_INTERNAL, "kernel '%s': launch entry %d out of range",
 			               r->plan->kernels[k].name, cl[k].entry);
 		*nargs += (size_t)r->m->entries[cl[k].entry].nargs;
-		if (cl[k].smem > (48u << 10)) {
+		if (cl[k].smem > 0) { /* any dynamic amount: static memory counts against the 48 KB default too */
 			fz_status s = rt_allow_smem(r->p, cl[k].entry, cl[k].smem, r->err);
 			if (s != FZ_OK)
 				return s;

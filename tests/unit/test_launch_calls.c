@@ -875,6 +875,29 @@ START_TEST(outputs_every_launch)
 }
 END_TEST
 
+/* A kernel's dynamic shared memory is allowed when a plan first needs more
+ * of it than before, whatever the amount (its static shared memory counts
+ * against the 48 KB default too), never at a launch. */
+START_TEST(shared_memory_opt_in)
+{
+	fz_program *p = compile("in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	const int64_t sizes[4][2] = {{8, 1024}, {64, 4096}, {8, 1024}, {16, 2048}};
+	const int opt_ins[4] = {1, 1, 0, 0}; /* 16 KB once 4 KB and 16 KB were allowed */
+	for (int k = 0; k < 4; k++) {
+		ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 2, sizes[k]), FZ_OK);
+		clear_counts();
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		ck_assert_int_gt(fake.ran[0].smem, 0);
+		ck_assert_int_eq(calls[F_cuFuncSetAttribute], opt_ins[k]);
+	}
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
 int main(void)
 {
 	if (!mkdtemp(cache_dir)) {
@@ -896,6 +919,7 @@ int main(void)
 	tcase_add_test(tc, failed_capture_falls_back);
 	tcase_add_test(tc, per_op_and_sizes);
 	tcase_add_test(tc, outputs_every_launch);
+	tcase_add_test(tc, shared_memory_opt_in);
 	suite_add_tcase(su, tc);
 	int rc = tu_run(su);
 	char cmd[256];
