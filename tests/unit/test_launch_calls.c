@@ -840,7 +840,7 @@ static bool op_writes(const FakeOp *op, CUdeviceptr out)
 START_TEST(outputs_every_launch)
 {
 	static const char src[] = "in s: f32\nin x: f32[N]\nout y = x * s\nout y2 = y\nout t = s\nout c = 1.5\nout z = x\n";
-	enum { LAUNCHES = 20 };
+	enum { LAUNCHES = RT_GRAPH_AFTER + 12 };
 	for (int fuse = 0; fuse < 2; fuse++) {
 		fz_program *p = compile(src, fuse);
 		fz_run *r;
