@@ -29,6 +29,7 @@
  * Outputs no kernel writes (an input marked as an output, a constant, a
  * second name for a value) are filled by copies after the kernels.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -999,6 +1000,23 @@ static bool stream_capturing(const fz_run *r)
 	return CU(cuStreamIsCapturing)(r->stream, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+static int graph_after = RT_GRAPH_AFTER;
+static pthread_once_t graph_after_once = PTHREAD_ONCE_INIT;
+
+static void read_graph_after(void)
+{
+	const char *e = getenv("FUSEC_GRAPH_AFTER");
+	long v = e ? strtol(e, NULL, 10) : 0;
+	if (v > 0 && v <= 1000000)
+		graph_after = (int)v;
+}
+
+int rt_graph_after(void)
+{
+	pthread_once(&graph_after_once, read_graph_after);
+	return graph_after;
+}
+
 /* Replay sp's graph if it holds the values bound now; else capture it when
  * the mode says so (forced: at once; automatic: once the same values have
  * been launched RT_GRAPH_AFTER times in a row), or launch kernel by kernel.
@@ -1014,10 +1032,11 @@ static fz_status launch_graph(fz_run *r, RtSizePlan *sp)
 		sp->streak = 0;
 		drop_graph(sp); /* captured with other values */
 	}
-	if (sp->streak < RT_GRAPH_AFTER)
+	int after = rt_graph_after();
+	if (sp->streak < after)
 		sp->streak++;
 	bool autom = r->graph_mode == RT_GRAPH_AUTO;
-	if (autom && ((!sp->exec && sp->streak < RT_GRAPH_AFTER) || stream_capturing(r)))
+	if (autom && ((!sp->exec && sp->streak < after) || stream_capturing(r)))
 		return enqueue(r, sp, r->stream);
 	if (!sp->exec && capture(r, sp) != FZ_OK) {
 		drop_graph(sp);

@@ -27,6 +27,8 @@
  * 3.5-4.1 us plain against 1.8 us replayed, so a capture pays for itself
  * after about 230 calls. */
 #define RT_GRAPH_AFTER 256
+/* RT_GRAPH_AFTER, or FUSEC_GRAPH_AFTER from the environment (read once). */
+int rt_graph_after(void);
 
 /* Bytes of a block's shared memory kept for the kernels' static shared
  * memory (codegen's reduction scratch is 256 bytes). */

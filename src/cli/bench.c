@@ -730,7 +730,7 @@ static bool run_call(void *arg, int i)
  * the first warm-up call (a forced graph is captured there). */
 static bool time_back_to_back(Bench *b, RunArg *a, double *host_us, double *wall_us, double *first_us)
 {
-	int n = b->o.reps, warm = b->o.warmup > RT_GRAPH_AFTER ? b->o.warmup : RT_GRAPH_AFTER + 1;
+	int n = b->o.reps, warm = b->o.warmup > rt_graph_after() ? b->o.warmup : rt_graph_after() + 1;
 	if (!bind_set(b, a->r, 0))
 		return false;
 	for (int i = 0; i < warm; i++) {
@@ -1023,7 +1023,7 @@ static void print_graph_lines(const ModeStats *ms)
 	printf("%s, replaying a CUDA graph: %.2f us/call on the host, %.2f us/call wall (capturing it: %.1f us)\n",
 	       ms->title, ms->graph_host_us, ms->graph_wall_us, ms->capture_us);
 	printf("%s, default (graph after %d same calls): %.2f us/call on the host, %.2f us/call wall\n", ms->title,
-	       RT_GRAPH_AFTER, ms->auto_host_us, ms->auto_wall_us);
+	       rt_graph_after(), ms->auto_host_us, ms->auto_wall_us);
 	printf("%s, no context current (pushed and popped): %.2f us/call on the host, %.2f us/call wall\n", ms->title,
 	       ms->pushed_host_us, ms->pushed_wall_us);
 }

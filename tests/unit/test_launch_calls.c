@@ -17,6 +17,9 @@
 #include "runtime/rt.h"
 #include "testutil.h"
 
+/* The graph threshold these tests run with (FUSEC_GRAPH_AFTER, set in main). */
+#define GRAPH_AFTER 8
+
 /* ---- the fake driver ---------------------------------------------------------------- */
 
 #define FAKE_IDX(name, ver) F_##name,
@@ -581,7 +584,7 @@ END_TEST
 /* ---- graphs ---------------------------------------------------------------------------------- */
 
 /* By default: kernel by kernel until the same bindings have been launched
- * RT_GRAPH_AFTER times in a row, then captured once and replayed, one
+ * GRAPH_AFTER times in a row, then captured once and replayed, one
  * cuGraphLaunch a call; a rebinding goes back to kernel by kernel. */
 START_TEST(automatic_graph_after_stable_bindings)
 {
@@ -593,7 +596,7 @@ START_TEST(automatic_graph_after_stable_bindings)
 	for (int round = 0; round < 2; round++) {
 		CUdeviceptr x = round ? X2 : X;
 		clear_counts();
-		for (int i = 0; i < RT_GRAPH_AFTER - 1; i++) {
+		for (int i = 0; i < GRAPH_AFTER - 1; i++) {
 			int n = launch_calls(r);
 			/* a rebinding drops the graph captured with the old values */
 			ck_assert_int_eq(n, 2 + (round == 1 && i == 0));
@@ -610,12 +613,12 @@ START_TEST(automatic_graph_after_stable_bindings)
 		ck_assert_int_eq(calls[F_cuGraphDestroy], 1);
 		ck_assert_int_eq(calls[F_cuGraphLaunch], 1);
 		ck_assert_int_eq(calls[F_cuStreamCreate], round == 0);
-		check_asbr_op(RT_GRAPH_AFTER - 1, x, Z, 0.5f, true);
-		for (int i = RT_GRAPH_AFTER; i < 40; i++) {
+		check_asbr_op(GRAPH_AFTER - 1, x, Z, 0.5f, true);
+		for (int i = GRAPH_AFTER; i < 40; i++) {
 			ck_assert_int_eq(launch_calls(r), 3); /* get current, is capturing, graph launch */
 			check_asbr_op(i, x, Z, 0.5f, true);
 		}
-		ck_assert_int_eq(calls[F_cuLaunchKernel], RT_GRAPH_AFTER); /* the last one captured */
+		ck_assert_int_eq(calls[F_cuLaunchKernel], GRAPH_AFTER); /* the last one captured */
 		ck_assert_int_eq(fake.nran, 40);
 		bind_asbr(r, X2, Z, 0.5);
 	}
@@ -668,7 +671,7 @@ START_TEST(automatic_not_while_stream_captured)
 		ck_assert(fake.ran[i].stream == user);
 	}
 	ck_assert_int_eq(calls[F_cuStreamBeginCapture] + calls[F_cuGraphLaunch], 0);
-	ck_assert_int_eq(calls[F_cuStreamIsCapturing], 30 - (RT_GRAPH_AFTER - 1));
+	ck_assert_int_eq(calls[F_cuStreamIsCapturing], 30 - (GRAPH_AFTER - 1));
 	/* capture over: the next launch captures */
 	fake.user_capturing = NULL;
 	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
@@ -763,20 +766,20 @@ START_TEST(per_op_and_sizes)
 		ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 2, sizes[k]), FZ_OK);
 		ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F32, 2, sizes[k]), FZ_OK);
 		clear_counts();
-		for (int i = 0; i < RT_GRAPH_AFTER + 3; i++)
+		for (int i = 0; i < GRAPH_AFTER + 3; i++)
 			ck_assert_int_eq(fz_run_launch(r), FZ_OK);
 		/* every launch ran the same operations; a size seen before (with
 		 * the same buffers) finds its plan and its graph at once */
-		int nplainl = k < 2 ? RT_GRAPH_AFTER - 1 : 0;
-		ck_assert_int_eq(fake.nran % (RT_GRAPH_AFTER + 3), 0);
-		int per = fake.nran / (RT_GRAPH_AFTER + 3);
+		int nplainl = k < 2 ? GRAPH_AFTER - 1 : 0;
+		ck_assert_int_eq(fake.nran % (GRAPH_AFTER + 3), 0);
+		int per = fake.nran / (GRAPH_AFTER + 3);
 		ck_assert_int_le(per, 16);
 		int kernels = 0, memsets = 0;
 		int64_t zeroed = 0;
 		for (int j = 0; j < per; j++) {
 			kernels += fake.ran[j].kind == FK_KERNEL;
 			memsets += fake.ran[j].kind == FK_MEMSET;
-			for (int i = 1; i < RT_GRAPH_AFTER + 3; i++) {
+			for (int i = 1; i < GRAPH_AFTER + 3; i++) {
 				const FakeOp *a = &fake.ran[j], *b = &fake.ran[i * per + j];
 				ck_assert_int_eq(b->replayed, i >= nplainl);
 				ck_assert(a->kind == b->kind && a->f == b->f && a->dst == b->dst && a->bytes == b->bytes);
@@ -809,7 +812,7 @@ START_TEST(per_op_and_sizes)
 		int ncap = k < 2; /* launches into the capture */
 		ck_assert_int_eq(calls[F_cuMemsetD8Async], memsets * (nplainl + ncap));
 		ck_assert_int_eq(calls[F_cuLaunchKernel] + calls[F_cuLaunchKernelEx], nk * (nplainl + ncap));
-		ck_assert_int_eq(calls[F_cuGraphLaunch], RT_GRAPH_AFTER + 3 - nplainl);
+		ck_assert_int_eq(calls[F_cuGraphLaunch], GRAPH_AFTER + 3 - nplainl);
 		ck_assert_int_eq(calls[F_cuStreamBeginCapture], ncap);
 		memcpy(plain[k], fake.ran, sizeof *fake.ran * (size_t)per);
 		nplain[k] = per;
@@ -840,7 +843,7 @@ static bool op_writes(const FakeOp *op, CUdeviceptr out)
 START_TEST(outputs_every_launch)
 {
 	static const char src[] = "in s: f32\nin x: f32[N]\nout y = x * s\nout y2 = y\nout t = s\nout c = 1.5\nout z = x\n";
-	enum { LAUNCHES = RT_GRAPH_AFTER + 12 };
+	enum { LAUNCHES = 20 };
 	for (int fuse = 0; fuse < 2; fuse++) {
 		fz_program *p = compile(src, fuse);
 		fz_run *r;
@@ -854,7 +857,7 @@ START_TEST(outputs_every_launch)
 		ck_assert_int_eq(fake.nran % LAUNCHES, 0);
 		int per = fake.nran / LAUNCHES;
 		ck_assert_int_gt(per, 0);
-		ck_assert_int_eq(calls[F_cuGraphLaunch], LAUNCHES - (RT_GRAPH_AFTER - 1));
+		ck_assert_int_eq(calls[F_cuGraphLaunch], LAUNCHES - (GRAPH_AFTER - 1));
 		for (int o = 0; o < fz_program_num_outputs(p); o++) {
 			fz_tensor_info ti;
 			ck_assert_int_eq(fz_program_output(p, o, &ti), FZ_OK);
@@ -900,6 +903,7 @@ END_TEST
 
 int main(void)
 {
+	setenv("FUSEC_GRAPH_AFTER", "8", 1);
 	if (!mkdtemp(cache_dir)) {
 		perror("mkdtemp");
 		return 1;
