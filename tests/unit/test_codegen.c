@@ -292,6 +292,37 @@ START_TEST(literals)
 }
 END_TEST
 
+/* A chain of 100,000 bindings: generation walks node lists, never the
+ * graph's depth (no recursion), fused (one kernel) and per op (100,000). */
+START_TEST(deep_chain)
+{
+	enum { DEPTH = 100000 };
+	StrBuf sb;
+	Arena *a = arena_new();
+	sb_init(&sb, a);
+	sb_puts(&sb, "in x: f32[N]\nv0 = x\n");
+	for (int i = 1; i < DEPTH; i++)
+		sb_printf(&sb, "v%d = v%d * 1.5 + %d\n", i, i - 1, i);
+	sb_printf(&sb, "out y = v%d - sum(v%d)\n", DEPTH - 1, DEPTH - 1);
+	for (int fused = 1; fused >= 0; fused--) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		Compilation *c = compile_mode(sb_str(&sb), fused);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		ck_assert_int_eq(c->module.nentries, c->plan.nkernels);
+		ck_assert_int_eq(c->plan.nkernels, fused ? 1 : 2 * (DEPTH - 1) + 2);
+		ck_assert_msg(s < 60, "%s: %.1f s to compile", fused ? "fused" : "per-op", s);
+		/* the last link of the chain, in both */
+		char want[64];
+		snprintf(want, sizeof want, "+ %d.0f; // v%d * 1.5 + %d\n", DEPTH - 1, DEPTH - 2, DEPTH - 1);
+		ck_assert_ptr_nonnull(strstr(c->module.source, want));
+		pipe_free(c);
+	}
+	arena_free(a);
+}
+END_TEST
+
 /* ---- launches ---------------------------------------------------------------------------------- */
 
 static CgDevice h100(void) { return cg_default_device(); }
@@ -536,6 +567,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, lines_commented);
 	tcase_add_test(t, prelude_pieces);
 	tcase_add_test(t, literals);
+	tcase_add_test(t, deep_chain);
 	suite_add_tcase(s, t);
 	t = tcase_create("launch");
 	tcase_add_test(t, row_schedules_by_length);
