@@ -513,27 +513,23 @@ static void emit_finish(RowK *R, int q)
 		nr++;
 	}
 	/* split rows: every block of the row gets every block's partial results */
-	StrBuf bits, how, back;
-	sb_init(&bits, c->a);
-	sb_init(&how, c->a);
-	sb_init(&back, c->a);
+	int NR = c->info->nred;
+	sb_puts(sb, "\t\tif (fz_S > 1) {\n");
+	sb_printf(sb, "\t\t\tunsigned long long *fz_p = fz_ws + gridDim.x + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) "
+	              "* fz_S * %d;\n", NR);
+	sb_puts(sb, "\t\t\tif (threadIdx.x == 0) {\n");
 	int j = 0;
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1)
+			sb_printf(sb, "\t\t\t\tfz_p[fz_seg * %d + %d] = fz_bits(a%d);\n", NR, j++, k->reductions[i]);
+	sb_puts(sb, "\t\t\t}\n\t\t\tfz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);\n");
+	j = 0;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
-		if (c->ph[red] != q + 1)
-			continue;
-		const char *t = acc_type(R, red);
-		Op op = (Op)c->g->nodes[red].op;
-		int code = (op == OP_MAX ? 4 : op == OP_MIN ? 8 : 0) +
-		           (strcmp(t, "double") == 0 ? 1 : strcmp(t, "long long") == 0 ? 2 : strcmp(t, "int") == 0 ? 3 : 0);
-		sb_printf(&bits, "%sfz_bits(a%d)", bits.len ? ", " : "", red);
-		sb_printf(&how, "%s%d", how.len ? ", " : "", code);
-		sb_printf(&back, "\t\t\tfz_unbits(a%d, fz_x[%d]);\n", red, j++);
+		if (c->ph[red] == q + 1)
+			sb_printf(sb, "\t\t\ta%d = fz_gather<%s>(a%d, fz_p + %d, fz_S, %d);\n", red, acc_op(&c->g->nodes[red]), red,
+			          j++, NR);
 	}
-	sb_printf(sb, "\t\tif (fz_S > 1) {\n\t\t\tunsigned long long fz_x[%d] = {%s};\n", nr, sb_str(&bits));
-	sb_printf(sb, "\t\t\tconst unsigned char fz_h[%d] = {%s};\n", nr, sb_str(&how));
-	sb_printf(sb, "\t\t\tfz_exchange(fz_ws, fz_x, fz_h, %d, %d, fz_ep++);\n", nr, c->info->nred);
-	sb_puts(sb, sb_str(&back));
 	sb_puts(sb, "\t\t}\n");
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
@@ -764,13 +760,24 @@ static void emit_prologue(RowK *R, StrBuf *sb)
 	}
 }
 
+/* The entry's __launch_bounds__: 1024 threads (64 registers each) only for
+ * lean kernels, which is what a 1024-thread block a row needs (the longest
+ * rows cached in one block); 512 (128 registers) otherwise, so that wide
+ * chunks and long math chains do not spill. */
 static int max_threads(RowK *R)
 {
-	/* registers: the first pass holds two chunks of every stream */
-	Closure m;
-	NodeId *t = ARENA_ARRAY(R->c->a, NodeId, R->k->nreductions + R->k->nparams + R->ncached + 1);
-	closure(R, 0, t, targets(R, 0, t), true, &m);
-	return m.nleaf * R->vec * 2 <= 16 ? 1024 : 512;
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int streams = 0;
+	for (int i = 0; i < k->nparams; i++)
+		streams += (k->params[i].kind == PARAM_IN || k->params[i].kind == PARAM_OUT) && is_colv(R, k->params[i].node);
+	bool heavy = false;
+	for (int i = 0; i < k->nnodes; i++) {
+		Op op = (Op)c->g->nodes[k->nodes[i]].op;
+		heavy |= is_colv(R, k->nodes[i]) && (op == OP_TANH || op == OP_ERF || op == OP_GELU || op == OP_GELU_TANH ||
+		                                     op == OP_SIN || op == OP_COS || op == OP_POW);
+	}
+	return R->vec <= 4 && streams <= 2 && !heavy ? 1024 : 512;
 }
 
 static void reset_scratch(RowK *R)

@@ -204,7 +204,7 @@ __device__ __forceinline__ float fz_rsqrt(float x) { return 1.0f / sqrtf(x); }
 __device__ __forceinline__ double fz_rsqrt(double x) { return 1.0 / sqrt(x); }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
+extern "C" __global__ void __launch_bounds__(512) cg_row_k0_row(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
 	float *__restrict__ out_inv,
