@@ -11,7 +11,8 @@
  *
  * Besides crashes, leaks and UBSan reports (the build has ASan and UBSan),
  * the target aborts when an invariant the pipeline promises breaks: a failure
- * always has a message, a program error is rendered at "fuzz.fz:", stages are
+ * always has a message, a program error is rendered at "fuzz.fz:", no node
+ * has more than 2^62 elements over its literal dims, stages are
  * deterministic (the fused plan printed twice is the same text), the
  * interpreter's outputs have the declared dtypes and shapes, and a failure of
  * the interpreter is one of the documented run-time ones.
@@ -91,6 +92,19 @@ static const char *print_plan(Compilation *c)
 	sb_init(&sb, c->arena);
 	fuse_print(&sb, &c->plan);
 	return sb_str(&sb);
+}
+
+/* No node has more than 2^62 elements over its literal dims (docs/limits.md):
+ * symbolic dims, counted as 1 here, are checked when bound. */
+static void check_sizes(const Compilation *c)
+{
+	const Graph *g = &c->graph;
+	int64_t *ones = malloc(sizeof(int64_t) * ((size_t)g->ndims + 1)), e;
+	for (int k = 0; k < g->ndims; k++)
+		ones[k] = 1;
+	for (int i = 0; i < g->n; i++)
+		check(ir_numel(g->nodes[i].rank, g->nodes[i].shape, ones, &e), "a node has at most 2^62 elements", c);
+	free(ones);
 }
 
 /* ---- the interpreter on tiny dims ---------------------------------------------------- */
@@ -288,6 +302,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	print_front(f, true);
 	PRINT(f, ir_print(&sb, &f->graph));
+	check_sizes(f);
 	const char *fused_text = print_plan(f);
 	interpret(f, seed);
 	codegen(data, size, true, fused_text);
