@@ -786,9 +786,68 @@ static void reset_scratch(RowK *R)
 		R->c->nflags[R->touched[i]] = 0;
 }
 
+/* What cg_launch needs to know (CgKernelInfo), once the plan is made. */
+static void fill_info(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int nred = 0;
+	for (int q = 0; q < R->P; q++) {
+		int n = 0;
+		for (int i = 0; i < k->nreductions; i++)
+			n += c->ph[k->reductions[i]] == q + 1;
+		nred = n > nred ? n : nred;
+	}
+	c->info->nred = nred;
+	c->info->npasses = R->P + 1;
+	for (int i = 0; i < k->nparams; i++)
+		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !is_colv(R, k->params[i].node);
+	c->info->max_threads = max_threads(R);
+}
+
+/* The kernel: its prologue (written last: it tests the alignment of the
+ * parameters the passes used), the row loop, the passes. */
+static bool emit_kernel(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	StrBuf body, before, inside, *save = c->sb;
+	sb_init(&body, c->a);
+	sb_init(&before, c->a);
+	sb_init(&inside, c->a);
+	emit_prologue(R, &before); /* names the scalars the passes use */
+	c->sb = &body;
+	bool ok = emit_rowc(R, 0);
+	for (int q = 0; ok && q <= R->P; q++)
+		ok = emit_pass(R, q);
+	if (ok)
+		emit_row_stores(R);
+	c->sb = save;
+	if (!ok)
+		return false;
+	sb_init(&before, c->a);
+	emit_prologue(R, &before);
+	emit_offsets(R, &before, &inside);
+	sb_printf(save, "\n// ---- kernel %s: rows of %s, %d pass%s over each row, then the epilogue\n", k->name,
+	          ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es");
+	sb_printf(save, "extern \"C\" __global__ void __launch_bounds__(%d) %s_row", c->info->max_threads, c->kname);
+	cg_signature(c, k, true);
+	sb_puts(save, "{\n");
+	sb_putn(save, before.buf ? before.buf : "", before.len);
+	sb_puts(save, "\tfor (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
+	              "(long long)gridDim.x * blockDim.y) {\n");
+	sb_puts(save, "\t\tconst long long fz_row = fz_rb + threadIdx.y;\n\t\tconst bool fz_act = fz_row < fz_rows;\n");
+	if (inside.len > 0)
+		sb_puts(save, "\t\tconst long long fz_rr = fz_act ? fz_row : fz_rows - 1;\n");
+	sb_puts(save, "\t\tconst long long fz_e = fz_act ? fz_end : fz_beg;\n");
+	sb_putn(save, inside.buf ? inside.buf : "", inside.len);
+	sb_putn(save, body.buf ? body.buf : "", body.len);
+	sb_puts(save, "\t}\n}\n");
+	return true;
+}
+
 bool cg_row(Cg *c)
 {
-	const Kernel *k = c->k;
 	if (!c->ph) {
 		int n = c->g->n + 1;
 		c->ph = ARENA_ARRAY(c->a, int32_t, n);
@@ -796,62 +855,16 @@ bool cg_row(Cg *c)
 		c->nflags = ARENA_ARRAY(c->a, uint8_t, n);
 	}
 	c->helpers |= CGH_ROW | CGH_MINMAX;
-	RowK R = {.c = c, .k = k, .r = k->rank};
+	RowK R = {.c = c, .k = c->k, .r = c->k->rank};
 	R.vec = c->vec = c->info->vec = cg_vec_width(c, true);
 	R.rowc = cg_new_stamp(c);
 	bool ok = analyse(&R);
 	if (ok) {
 		plan_cache(&R);
 		plan_offsets(&R);
-		int nred = 0;
-		for (int q = 0; q < R.P; q++) {
-			int n = 0;
-			for (int i = 0; i < k->nreductions; i++)
-				n += c->ph[k->reductions[i]] == q + 1;
-			nred = n > nred ? n : nred;
-		}
-		c->info->nred = nred;
-		c->info->npasses = R.P + 1;
-		for (int i = 0; i < k->nparams; i++)
-			c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !is_colv(&R, k->params[i].node);
-		c->info->max_threads = max_threads(&R);
-	}
-	StrBuf body, before, inside, *save = c->sb;
-	sb_init(&body, c->a);
-	sb_init(&before, c->a);
-	sb_init(&inside, c->a);
-	if (ok) {
-		emit_prologue(&R, &before); /* scalars named before the passes use them */
-		c->sb = &body;
-		ok = emit_rowc(&R, 0);
-		for (int q = 0; ok && q <= R.P; q++)
-			ok = emit_pass(&R, q);
-		if (ok)
-			emit_row_stores(&R);
-		c->sb = save;
-	}
-	if (ok) {
-		/* the prologue again, now that the used parameters are known */
-		sb_init(&before, c->a);
-		emit_prologue(&R, &before);
-		emit_offsets(&R, &before, &inside);
-		sb_printf(save, "\n// ---- kernel %s: rows of %s, %d pass%s over each row, then the epilogue\n", k->name,
-		          ir_shape_str(c->a, c->g, k->rank, k->domain), R.P, R.P == 1 ? "" : "es");
-		sb_printf(save, "extern \"C\" __global__ void __launch_bounds__(%d) %s_row", c->info->max_threads, c->kname);
-		cg_signature(c, k, true);
-		sb_puts(save, "{\n");
-		sb_putn(save, before.buf ? before.buf : "", before.len);
-		sb_puts(save, "\tfor (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
-		              "(long long)gridDim.x * blockDim.y) {\n");
-		sb_puts(save, "\t\tconst long long fz_row = fz_rb + threadIdx.y;\n\t\tconst bool fz_act = fz_row < fz_rows;\n");
-		if (inside.len > 0)
-			sb_puts(save, "\t\tconst long long fz_rr = fz_act ? fz_row : fz_rows - 1;\n");
-		sb_puts(save, "\t\tconst long long fz_e = fz_act ? fz_end : fz_beg;\n");
-		sb_putn(save, inside.buf ? inside.buf : "", inside.len);
-		sb_putn(save, body.buf ? body.buf : "", body.len);
-		sb_puts(save, "\t}\n}\n");
+		fill_info(&R);
+		ok = emit_kernel(&R);
 	}
 	reset_scratch(&R);
 	return ok && !c->d->set;
 }
-
