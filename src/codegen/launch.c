@@ -155,6 +155,11 @@ static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int
 		G *= 2;
 	bool few = z.rows * G < z.sms * z.tps / 2 && z.chunks >= 4 * (int64_t)z.tmax;
 	int64_t cb = cache_bytes(ki, z.n);
+	/* where the row cache limits the blocks an SM holds, spread a row over
+	 * more threads: at least 1024 threads an SM keep enough loads in flight */
+	while (G >= 32 && G < z.tmax && 2 * G <= z.chunks && cb > 0 && cb <= z.optin &&
+	       z.smem_sm / (cb * (G == 32 ? 4 : 1) + 1024) * (G == 32 ? 128 : G) < 1024)
+		G *= 2;
 	bool too_long = ki->nslots > 0 && cb > z.optin;
 	if (ki->npasses > 1 && (few || too_long) && launch_split(ki, &z, few, out))
 		return true;

@@ -425,6 +425,14 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(ki->slot_bytes[0] + ki->slot_bytes[1], 6);
 	ck_assert_int_eq(ki->vec, 8);
 	pipe_free(c);
+	/* f16 softmax: x cached as f16, e as f32: 24 KiB a 4096-row, so 9 blocks
+	 * an SM; 128 threads a row (not 64) keep 1152 threads an SM busy */
+	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+	l = launch(c, 0, (int64_t[]){4096, 4096});
+	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
+	ck_assert_uint_eq(l.smem, 8192 + 16384);
+	ck_assert_uint_eq(l.block[0], 128);
+	pipe_free(c);
 	/* one pass: nothing to carry, no cache */
 	c = compile_mode("in x: f32[R, C]\nout s = sum(x * x)\n", true);
 	ck_assert_int_eq(c->module.kinfo[0].nslots, 0);
