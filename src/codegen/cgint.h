@@ -29,6 +29,9 @@ struct CgKernelInfo {
 	int nred;                      /* row: most reductions finished in one pass */
 	int npasses;                   /* row: passes over each row, the epilogue included */
 	bool rowc_store;               /* row: writes per-row values (runs even when N = 0) */
+	int rk;                        /* row: chunks a thread holds in registers when a whole
+	                                  row fits (length a multiple of vec, one block or
+	                                  less a row); 0: no register path */
 };
 
 /* Prelude pieces: which helpers the module uses. */

@@ -20,6 +20,9 @@
  *   - loop (a block a row, as many blocks as are resident, each with its row
  *     cache in the workspace) when even a split row would not fit, or split
  *     with the segments' caches in the workspace when rows are few.
+ * Rows whose length is a multiple of V and at most 16 elements a thread of
+ * the group (rk chunks) are held in registers (row.c's fz_reg): the group
+ * is sized for them, and they get no shared memory at all.
  * The shared-memory sizes follow the kernel's own formula (row.c), so the
  * kernel turns its cache on exactly when cg_launch gave it enough.
  */
@@ -148,13 +151,16 @@ static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int
 	z.smem_sm = z.optin + 1024;
 	z.tmax = ki->max_threads > 0 ? ki->max_threads : 512;
 
-	int64_t G = pow2ceil(cdiv(z.chunks, 8));
+	/* about 8 chunks a thread, or as many as the register path holds */
+	int64_t G = pow2ceil(cdiv(z.chunks, ki->rk > 0 ? ki->rk : 8));
 	if (G > z.tmax)
 		G = z.tmax;
 	while (G < z.tmax && G < z.chunks && z.rows * G < z.sms * z.tps / 2)
 		G *= 2;
 	bool few = z.rows * G < z.sms * z.tps / 2 && z.chunks >= 4 * (int64_t)z.tmax;
-	int64_t cb = cache_bytes(ki, z.n);
+	/* the row in registers (the kernel's fz_reg): no row cache */
+	bool reg = ki->rk > 0 && z.n % ki->vec == 0 && z.n <= G * ki->rk * ki->vec;
+	int64_t cb = reg ? 0 : cache_bytes(ki, z.n);
 	/* where the row cache limits the blocks an SM holds, spread a row over
 	 * more threads: at least 1024 threads an SM keep enough loads in flight */
 	while (G >= 32 && G < z.tmax && 2 * G <= z.chunks && cb > 0 && cb <= z.optin &&

@@ -53,6 +53,8 @@ typedef struct RowK {
 	int r;                  /* domain rank */
 	int vec;
 	int P;                  /* passes before the epilogue */
+	int rk;                 /* chunks a thread holds in registers (0: no register path) */
+	bool regmode;           /* emitting the register path's row loop */
 	int32_t rowc;           /* mark3 stamp: per-row values needed */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
@@ -417,7 +419,7 @@ static const char *value_array(RowK *R, NodeId id, int q)
 }
 
 /* Accumulate the reductions of pass q (inside the u-loop). */
-static void emit_accumulate(RowK *R, int q, int depth)
+static void emit_accumulate(RowK *R, int q, int depth, bool checked)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -430,8 +432,12 @@ static void emit_accumulate(RowK *R, int q, int depth)
 		const char *t = acc_type(R, red);
 		if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
 			v = arena_printf(c->a, "(%s)%s", t, v);
-		sb_printf(c->sb, "%sif (j0 + u < fz_e)\n%s\ta%d = %s::f(a%d, %s); // %s\n", ind(depth), ind(depth), red,
-		          acc_op(n), red, v, cg_comment(c, n));
+		if (checked)
+			sb_printf(c->sb, "%sif (j0 + u < fz_e)\n%s\ta%d = %s::f(a%d, %s); // %s\n", ind(depth), ind(depth), red,
+			          acc_op(n), red, v, cg_comment(c, n));
+		else /* the row in registers: a select, no branch */
+			sb_printf(c->sb, "%sa%d = j0 < fz_ei ? %s::f(a%d, %s) : a%d; // %s\n", ind(depth), red, acc_op(n), red, v,
+			          red, cg_comment(c, n));
 	}
 }
 
@@ -475,7 +481,7 @@ static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int n
 	for (int i = 0; i < m->ncomp; i++)
 		if (!emit_node(R, m->comp[i], 5))
 			return false;
-	emit_accumulate(R, q, 5);
+	emit_accumulate(R, q, 5, true);
 	for (int i = 0; i < nt; i++)
 		if (c->mark2[t[i]] == arr) {
 			c->mark2[t[i]] = 0;
@@ -496,6 +502,78 @@ static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int n
 	return true;
 }
 
+/* Pass q with the row in registers (fz_reg: one block or less a row, the
+ * row's length a multiple of V): chunk k of the thread is j0 = fz_ji + k *
+ * fz_stepi, the cached values live in fz_g<id>[k] instead of the row cache,
+ * a chunk is all in the row or all past it (one check per chunk, none per
+ * element), and pass 0 issues every load of a lone stream before it uses
+ * any (all of the thread's bytes in flight at once). */
+static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int V = R->vec, K = R->rk;
+	StrBuf *sb = c->sb;
+	const char *loop = "#pragma unroll\n\t\t\tfor (int k = 0; k < %d; k++) {\n"
+	                   "\t\t\t\tconst int j0 = fz_ji + k * fz_stepi;\n\t\t\t\t{\n";
+	const char *jl = "\t\t\t\tconst int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */\n";
+	bool hoist = q == 0 && m->nleaf == 1;
+	if (hoist) {
+		NodeId id = m->leaf[0];
+		sb_printf(sb, "\t\t\t%s l%d[%d][%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, K, V);
+		sb_printf(sb, loop, K);
+		sb_puts(sb, jl);
+		sb_printf(sb, "\t\t\t\tfz_ldr(l%d[k], %s, jl, fz_vec);\n\t\t\t\t}\n\t\t\t}\n", id, row_ptr(R, c->pin[id]));
+		c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
+	}
+	sb_printf(sb, loop, K);
+	if (!hoist && m->nleaf > 0)
+		sb_puts(sb, jl);
+	for (int i = 0; !hoist && i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		sb_printf(sb, "\t\t\t\t%s l%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
+		sb_printf(sb, "\t\t\t\tfz_ldr(l%d, %s, jl, fz_vec);\n", id, row_ptr(R, c->pin[id]));
+		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
+	}
+	for (int i = 0; i < m->nfread; i++)
+		c->vname[m->fread[i]] = arena_printf(c->a, "fz_g%d[k][u]", m->fread[i]);
+	int32_t arr = cg_new_stamp(c);
+	for (int i = 0; i < nt; i++) {
+		NodeId id = t[i];
+		bool keep = (is_colv(R, id) && c->ph[id] == q && param_of(R, id, PARAM_OUT) >= 0) || slot_of(R, id) >= 0;
+		if (!keep || cg_is_leaf(c, id) || c->mark2[id] == arr)
+			continue;
+		c->mark2[id] = arr;
+		sb_printf(sb, "\t\t\t\t%s v%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
+	}
+	sb_printf(sb, "#pragma unroll\n\t\t\t\tfor (int u = 0; u < %d; u++) {\n", V);
+	for (int i = 0; i < m->ncomp; i++)
+		if (!emit_node(R, m->comp[i], 5))
+			return false;
+	emit_accumulate(R, q, 5, false);
+	for (int i = 0; i < nt; i++)
+		if (c->mark2[t[i]] == arr) {
+			c->mark2[t[i]] = 0;
+			sb_printf(sb, "\t\t\t\t\tv%d[u] = %s;\n", t[i], cg_value(c, t[i]));
+		}
+	sb_puts(sb, "\t\t\t\t}\n");
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		NodeId id = kp->node;
+		if (kp->kind == PARAM_OUT && is_colv(R, id) && c->ph[id] == q)
+			sb_printf(sb, "\t\t\t\tif (j0 < fz_ei)\n\t\t\t\t\tfz_str(%s, j0, fz_vec, %s);\n", row_ptr(R, i),
+			          cg_is_leaf(c, id) ? arena_printf(c->a, hoist ? "l%d[k]" : "l%d", id) : arena_printf(c->a, "v%d", id));
+	}
+	for (int i = 0; i < R->ncached; i++) {
+		NodeId id = R->cached[i];
+		if (c->ph[id] == q)
+			sb_printf(sb, "\t\t\t\tfz_mv(fz_g%d[k], %s);\n", id,
+			          cg_is_leaf(c, id) ? arena_printf(c->a, hoist ? "l%d[k]" : "l%d", id) : arena_printf(c->a, "v%d", id));
+	}
+	sb_puts(sb, "\t\t\t\t}\n\t\t\t}\n");
+	return true;
+}
+
 /* After the chunk loop: combine the threads of the row (and the blocks of a
  * split row), then the reductions' values. */
 static void emit_finish(RowK *R, int q)
@@ -513,6 +591,8 @@ static void emit_finish(RowK *R, int q)
 		nr++;
 	}
 	/* split rows: every block of the row gets every block's partial results */
+	if (R->regmode) /* never split */
+		goto values;
 	int NR = c->info->nred;
 	sb_puts(sb, "\t\tif (fz_S > 1) {\n");
 	sb_printf(sb, "\t\t\tunsigned long long *fz_p = fz_ws + gridDim.x + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) "
@@ -531,6 +611,7 @@ static void emit_finish(RowK *R, int q)
 			          j++, NR);
 	}
 	sb_puts(sb, "\t\t}\n");
+values:
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
 		if (c->ph[red] != q + 1)
@@ -609,7 +690,7 @@ static bool emit_pass(RowK *R, int q)
 			sb_printf(c->sb, "\t\t%s a%d = %s;\n", acc_type(R, red), red, acc_identity(R, red));
 	}
 	sb_puts(c->sb, "\t\t{\n");
-	if (!emit_chunks(R, q, &m, t, nt))
+	if (!(R->regmode ? emit_chunks_reg(R, q, &m, t, nt) : emit_chunks(R, q, &m, t, nt)))
 		return false;
 	sb_puts(c->sb, "\t\t}\n");
 	if (q < R->P)
@@ -697,33 +778,15 @@ static void emit_offsets(RowK *R, StrBuf *before, StrBuf *inside)
 	}
 }
 
-static void emit_prologue(RowK *R, StrBuf *sb)
+static void emit_prologue_general(RowK *R, StrBuf *sb)
 {
 	Cg *c = R->c;
-	const Kernel *k = R->k;
 	int V = R->vec;
-	if (c->info->nslots > 0)
-		sb_puts(sb, "\textern __shared__ fz_a16 fz_smem[];\n");
-	if (R->P > 0)
-		sb_puts(sb, "\t__shared__ unsigned long long fz_red[32];\n");
-	sb_printf(sb, "\tconst long long fz_rows = %s;\n", cg_extent(c, k, 0, R->r - 1));
-	sb_printf(sb, "\tconst long long fz_n = %s;\n", cg_extent(c, k, R->r - 1, R->r));
-	sb_puts(sb, "\tconst int fz_S = gridDim.y, fz_seg = blockIdx.y;\n");
 	sb_printf(sb, "\tconst long long fz_len = fz_S == 1 ? fz_n : ((fz_n + fz_S - 1) / fz_S + %d) / %d * %d;\n", V - 1, V, V);
 	sb_puts(sb, "\tconst long long fz_beg = fz_seg * fz_len < fz_n ? fz_seg * fz_len : fz_n;\n");
 	sb_puts(sb, "\tconst long long fz_end = fz_beg + fz_len < fz_n ? fz_beg + fz_len : fz_n;\n");
 	sb_printf(sb, "\tconst long long fz_j = fz_beg + (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;\n",
 	          V, V);
-	StrBuf cond;
-	sb_init(&cond, c->a);
-	sb_printf(&cond, "fz_n %% %d == 0", V);
-	for (int i = 0; i < k->nparams; i++) {
-		const KParam *kp = &k->params[i];
-		if ((kp->kind == PARAM_IN || kp->kind == PARAM_OUT) && R->used[i] && is_colv(R, kp->node))
-			sb_printf(&cond, " && fz_aligned(%s, %d)", cg_param_name(c, i),
-			          cg_vec_align(V, (fz_dtype)c->g->nodes[kp->node].dtype));
-	}
-	sb_printf(sb, "\tconst bool fz_vec = %s;\n", sb_str(&cond));
 	if (c->info->nslots > 0) {
 		sb_printf(sb, "\t// the row cache: %d slot%s, each padded to 16 bytes\n", c->info->nslots,
 		          c->info->nslots == 1 ? "" : "s");
@@ -750,6 +813,40 @@ static void emit_prologue(RowK *R, StrBuf *sb)
 	}
 	if (R->P > 0)
 		sb_puts(sb, "\tunsigned long long fz_ep = 0; /* split rows: exchanges so far */\n");
+}
+
+/* part 0: what both row loops use; 1: the general loop's (segments, the
+ * row cache, split rows); 2: the register loop's. */
+static void emit_prologue(RowK *R, StrBuf *sb, int part)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int V = R->vec;
+	if (part == 2) {
+		sb_printf(sb, "\t\tconst int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;\n", V, V);
+		return;
+	}
+	if (part == 1) {
+		emit_prologue_general(R, sb);
+		return;
+	}
+	if (c->info->nslots > 0)
+		sb_puts(sb, "\textern __shared__ fz_a16 fz_smem[];\n");
+	if (R->P > 0)
+		sb_puts(sb, "\t__shared__ unsigned long long fz_red[32];\n");
+	sb_printf(sb, "\tconst long long fz_rows = %s;\n", cg_extent(c, k, 0, R->r - 1));
+	sb_printf(sb, "\tconst long long fz_n = %s;\n", cg_extent(c, k, R->r - 1, R->r));
+	sb_puts(sb, "\tconst int fz_S = gridDim.y, fz_seg = blockIdx.y;\n");
+	StrBuf cond;
+	sb_init(&cond, c->a);
+	sb_printf(&cond, "fz_n %% %d == 0", V);
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if ((kp->kind == PARAM_IN || kp->kind == PARAM_OUT) && R->used[i] && is_colv(R, kp->node))
+			sb_printf(&cond, " && fz_aligned(%s, %d)", cg_param_name(c, i),
+			          cg_vec_align(V, (fz_dtype)c->g->nodes[kp->node].dtype));
+	}
+	sb_printf(sb, "\tconst bool fz_vec = %s;\n", sb_str(&cond));
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_SCALAR || c->pin[kp->node] != i)
@@ -757,6 +854,12 @@ static void emit_prologue(RowK *R, StrBuf *sb)
 		const Node *n = &c->g->nodes[kp->node];
 		sb_printf(sb, "\tconst %s t%d = fz_in(%s);\n", cg_compute_type((fz_dtype)n->dtype), kp->node, cg_param_name(c, i));
 		c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
+	}
+	if (R->rk > 0) {
+		sb_printf(sb, "\t// the row in registers (up to %d chunks a thread, no row cache), else the general loop\n",
+		          R->rk);
+		sb_printf(sb, "\tconst bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n %% %d == 0 && fz_n <= (long long)blockDim.x * %d;\n",
+		          V, R->rk * V);
 	}
 }
 
@@ -777,7 +880,22 @@ static int max_threads(RowK *R)
 		heavy |= is_colv(R, k->nodes[i]) && (op == OP_TANH || op == OP_ERF || op == OP_GELU || op == OP_GELU_TANH ||
 		                                     op == OP_SIN || op == OP_COS || op == OP_POW);
 	}
+	/* the register path's own loop carries less: up to 4 streams without
+	 * long math stay under 64 registers there (ptxas, every example) */
+	if (R->rk > 0 && streams <= 4 && !heavy)
+		return 1024;
 	return R->vec <= 4 && streams <= 2 && !heavy ? 1024 : 512;
+}
+
+/* Chunks a thread holds in registers: 16 elements, when what
+ * the passes carry fits (32 make the 64-register bound of 1024-thread
+ * blocks spill, measured with ptxas). */
+static int reg_chunks(RowK *R)
+{
+	int V = R->vec, K = V >= 2 ? 16 / V : 8, bytes = 0;
+	for (int i = 0; i < R->ncached; i++)
+		bytes += cg_compute_size((fz_dtype)R->c->g->nodes[R->cached[i]].dtype) * K * V;
+	return bytes <= 256 ? K : 0;
 }
 
 static void reset_scratch(RowK *R)
@@ -802,31 +920,64 @@ static void fill_info(RowK *R)
 	c->info->npasses = R->P + 1;
 	for (int i = 0; i < k->nparams; i++)
 		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !is_colv(R, k->params[i].node);
+	R->rk = c->info->rk = reg_chunks(R);
 	c->info->max_threads = max_threads(R);
 }
 
+/* The loop over the rows of a block (grid-stride): the general one, or the
+ * register path's (whole rows, 32-bit offsets, the cached values in fz_g*). */
+static void emit_row_loop(RowK *R, StrBuf *sb, const StrBuf *inside, const StrBuf *body, bool reg)
+{
+	Cg *c = R->c;
+	sb_puts(sb, "\tfor (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
+	            "(long long)gridDim.x * blockDim.y) {\n");
+	sb_puts(sb, "\t\tconst long long fz_row = fz_rb + threadIdx.y;\n\t\tconst bool fz_act = fz_row < fz_rows;\n");
+	if (inside->len > 0)
+		sb_puts(sb, "\t\tconst long long fz_rr = fz_act ? fz_row : fz_rows - 1;\n");
+	if (reg) {
+		sb_puts(sb, "\t\tconst int fz_ei = fz_act ? (int)fz_n : 0;\n");
+		for (int i = 0; i < R->ncached; i++) {
+			const Node *n = &c->g->nodes[R->cached[i]];
+			sb_printf(sb, "\t\t%s fz_g%d[%d][%d];\n", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->rk, R->vec);
+		}
+	} else {
+		sb_puts(sb, "\t\tconst long long fz_e = fz_act ? fz_end : fz_beg;\n");
+	}
+	sb_putn(sb, inside->buf ? inside->buf : "", inside->len);
+	sb_putn(sb, body->buf ? body->buf : "", body->len);
+	sb_puts(sb, "\t}\n");
+}
+
 /* The kernel: its prologue (written last: it tests the alignment of the
- * parameters the passes used), the row loop, the passes. */
+ * parameters the passes used), then the register path's row loop (rows that
+ * fit in registers, see fz_reg) and the general one. */
 static bool emit_kernel(RowK *R)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	StrBuf body, before, inside, *save = c->sb;
-	sb_init(&body, c->a);
+	StrBuf body[2], before, general, inside, *save = c->sb;
+	sb_init(&body[0], c->a);
+	sb_init(&body[1], c->a);
 	sb_init(&before, c->a);
 	sb_init(&inside, c->a);
-	emit_prologue(R, &before); /* names the scalars the passes use */
-	c->sb = &body;
-	bool ok = emit_rowc(R, 0);
-	for (int q = 0; ok && q <= R->P; q++)
-		ok = emit_pass(R, q);
-	if (ok)
-		emit_row_stores(R);
+	emit_prologue(R, &before, 0); /* names the scalars the passes use */
+	bool ok = true;
+	for (int m = 0; ok && m < (R->rk > 0 ? 2 : 1); m++) { /* the general loop, then the register loop */
+		R->regmode = m == 1;
+		c->sb = &body[m];
+		ok = emit_rowc(R, 0);
+		for (int q = 0; ok && q <= R->P; q++)
+			ok = emit_pass(R, q);
+		if (ok)
+			emit_row_stores(R);
+	}
 	c->sb = save;
 	if (!ok)
 		return false;
 	sb_init(&before, c->a);
-	emit_prologue(R, &before);
+	sb_init(&general, c->a);
+	emit_prologue(R, &before, 0);
+	emit_prologue(R, &general, 1);
 	emit_offsets(R, &before, &inside);
 	sb_printf(save, "\n// ---- kernel %s: rows of %s, %d pass%s over each row, then the epilogue\n", k->name,
 	          ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es");
@@ -834,15 +985,15 @@ static bool emit_kernel(RowK *R)
 	cg_signature(c, k, true);
 	sb_puts(save, "{\n");
 	sb_putn(save, before.buf ? before.buf : "", before.len);
-	sb_puts(save, "\tfor (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
-	              "(long long)gridDim.x * blockDim.y) {\n");
-	sb_puts(save, "\t\tconst long long fz_row = fz_rb + threadIdx.y;\n\t\tconst bool fz_act = fz_row < fz_rows;\n");
-	if (inside.len > 0)
-		sb_puts(save, "\t\tconst long long fz_rr = fz_act ? fz_row : fz_rows - 1;\n");
-	sb_puts(save, "\t\tconst long long fz_e = fz_act ? fz_end : fz_beg;\n");
-	sb_putn(save, inside.buf ? inside.buf : "", inside.len);
-	sb_putn(save, body.buf ? body.buf : "", body.len);
-	sb_puts(save, "\t}\n}\n");
+	if (R->rk > 0) {
+		sb_puts(save, "\tif (fz_reg) {\n");
+		emit_prologue(R, save, 2);
+		emit_row_loop(R, save, &inside, &body[1], true);
+		sb_puts(save, "\t\treturn;\n\t}\n");
+	}
+	sb_putn(save, general.buf ? general.buf : "", general.len);
+	emit_row_loop(R, save, &inside, &body[0], false);
+	sb_puts(save, "}\n");
 	return true;
 }
 

@@ -149,6 +149,37 @@ template <class C, class S, int V> __device__ __forceinline__ void fz_cst(S *c, 
 		fz_out(v.e[u], o[u]);
 	*reinterpret_cast<fz_vec<S, V> *>(c) = v;
 }
+// Rows held in registers: a whole vector of a row whose length is a multiple
+// of V (no per-element bounds checks), 32-bit offsets.
+template <class C, class S, int V>
+__device__ __forceinline__ void fz_ldr(C (&o)[V], const S *__restrict__ p, int j0, bool vec)
+{
+	if (vec) {
+		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			o[u] = fz_in(v.e[u]);
+	} else {
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			o[u] = fz_in(p[j0 + u]);
+	}
+}
+template <class C, class S, int V>
+__device__ __forceinline__ void fz_str(S *__restrict__ p, int j0, bool vec, const C (&o)[V])
+{
+	if (vec) {
+		fz_vec<S, V> v;
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			fz_out(v.e[u], o[u]);
+		*reinterpret_cast<fz_vec<S, V> *>(p + j0) = v;
+	} else {
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			fz_out(p[j0 + u], o[u]);
+	}
+}
 template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const T (&s)[V])
 {
 #pragma unroll
@@ -204,7 +235,7 @@ __device__ __forceinline__ float fz_rsqrt(float x) { return 1.0f / sqrtf(x); }
 __device__ __forceinline__ double fz_rsqrt(double x) { return 1.0 / sqrt(x); }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-extern "C" __global__ void __launch_bounds__(512) cg_row_k0_row(
+extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
 	float *__restrict__ out_inv,
@@ -219,11 +250,100 @@ extern "C" __global__ void __launch_bounds__(512) cg_row_k0_row(
 	const long long fz_rows = dim_R;
 	const long long fz_n = dim_C;
 	const int fz_S = gridDim.y, fz_seg = blockIdx.y;
+	const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && fz_aligned(in_w, 16) && fz_aligned(out_y, 16);
+	const float t2 = fz_in(in_eps);
+	// the row in registers (up to 4 chunks a thread, no row cache), else the general loop
+	const bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n % 4 == 0 && fz_n <= (long long)blockDim.x * 16;
+	if (fz_reg) {
+		const int fz_ji = (int)threadIdx.x * 4, fz_stepi = (int)blockDim.x * 4;
+	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
+		const long long fz_row = fz_rb + threadIdx.y;
+		const bool fz_act = fz_row < fz_rows;
+		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
+		const int fz_ei = fz_act ? (int)fz_n : 0;
+		float fz_g0[4][4];
+		float fz_g4[4][4];
+		const long long fz_r0 = fz_rr * fz_n;
+		const long long fz_r2 = fz_rr;
+		// pass 1 of 2: mean(x)
+		float a3 = 0.0f;
+		{
+			float l0[4][4];
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const int j0 = fz_ji + k * fz_stepi;
+				{
+				const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */
+				fz_ldr(l0[k], in_x + fz_r0, jl, fz_vec);
+				}
+			}
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const int j0 = fz_ji + k * fz_stepi;
+				{
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					a3 = j0 < fz_ei ? fz_sum::f(a3, l0[k][u]) : a3; // mean(x)
+				}
+				fz_mv(fz_g0[k], l0[k]);
+				}
+			}
+		}
+		a3 = fz_reduce<fz_sum>(a3, 0.0f, fz_red);
+		const float t3 = a3 / (float)fz_n; // mean(x)
+		// pass 2 of 2: mean(xc * xc)
+		float a6 = 0.0f;
+		{
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const int j0 = fz_ji + k * fz_stepi;
+				{
+				float v4[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					const float t4 = fz_g0[k][u] - t3; // x - mu
+					const float t5 = t4 * t4; // xc * xc
+					a6 = j0 < fz_ei ? fz_sum::f(a6, t5) : a6; // mean(xc * xc)
+					v4[u] = t4;
+				}
+				fz_mv(fz_g4[k], v4);
+				}
+			}
+		}
+		a6 = fz_reduce<fz_sum>(a6, 0.0f, fz_red);
+		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
+		const float t7 = t6 + t2; // var + eps
+		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
+		// epilogue: the per-element outputs
+		{
+#pragma unroll
+			for (int k = 0; k < 4; k++) {
+				const int j0 = fz_ji + k * fz_stepi;
+				{
+				const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */
+				float l1[4];
+				fz_ldr(l1, in_w, jl, fz_vec);
+				float v10[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					const float t9 = fz_g4[k][u] * t8; // xc * rsqrt(var + eps)
+					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
+					v10[u] = t10;
+				}
+				if (j0 < fz_ei)
+					fz_str(out_y + fz_r0, j0, fz_vec, v10);
+				}
+			}
+		}
+		if (fz_act && threadIdx.x == 0 && fz_seg == 0)
+			fz_out(out_inv[fz_r2], t8);
+	}
+		return;
+	}
 	const long long fz_len = fz_S == 1 ? fz_n : ((fz_n + fz_S - 1) / fz_S + 3) / 4 * 4;
 	const long long fz_beg = fz_seg * fz_len < fz_n ? fz_seg * fz_len : fz_n;
 	const long long fz_end = fz_beg + fz_len < fz_n ? fz_beg + fz_len : fz_n;
 	const long long fz_j = fz_beg + (long long)threadIdx.x * 4, fz_step = (long long)blockDim.x * 4;
-	const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && fz_aligned(in_w, 16) && fz_aligned(out_y, 16);
 	// the row cache: 1 slot, each padded to 16 bytes
 	const long long fz_lp = (fz_len + 3) / 4 * 4;
 	const long long fz_so0 = 0;
@@ -235,7 +355,6 @@ extern "C" __global__ void __launch_bounds__(512) cg_row_k0_row(
 	float *fz_c0 = reinterpret_cast<float *>(fz_cb + fz_so0);
 	float *fz_c4 = reinterpret_cast<float *>(fz_cb + fz_so0);
 	unsigned long long fz_ep = 0; /* split rows: exchanges so far */
-	const float t2 = fz_in(in_eps);
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
 		const bool fz_act = fz_row < fz_rows;

@@ -250,7 +250,9 @@ START_TEST(lines_commented)
 		ck_assert_msg(cm && cm < nl, "uncommented: %.*s", (int)(nl - p), p);
 		lines++;
 	}
-	ck_assert_int_eq(lines, 4); /* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue */
+	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, each
+	 * twice (the row loop of the register path and the general one) */
+	ck_assert_int_eq(lines, 8);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -342,28 +344,42 @@ START_TEST(row_schedules_by_length)
 {
 	Compilation *c = compile_mode(softmax, true);
 	ck_assert_int_eq(c->plan.nkernels, 1);
-	/* short rows: part of a warp per row, several rows a block, cache in shared memory */
+	ck_assert_int_eq(c->module.kinfo[0].rk, 4); /* 4 chunks of 4 a thread in registers */
+	/* short rows: part of a warp per row, several rows a block, the row in
+	 * registers (no shared memory) */
 	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 64});
 	ck_assert_int_eq(l.schedule, CG_SCHED_WARP);
-	ck_assert_uint_eq(l.block[0], 2);
-	ck_assert_uint_eq(l.block[1], 64);
-	ck_assert_uint_eq(l.grid[0], 16384);
-	ck_assert_uint_eq(l.smem, 64 * 64 * 4);
+	ck_assert_uint_eq(l.block[0], 4);
+	ck_assert_uint_eq(l.block[1], 32);
+	ck_assert_uint_eq(l.grid[0], 32768);
+	ck_assert_uint_eq(l.smem, 0);
 	ck_assert(!l.cooperative);
-	/* 1024: a warp a row, 8 chunks a lane */
+	/* a length not a multiple of 4: cached in shared memory */
+	l = launch(c, 0, (int64_t[]){1 << 20, 63});
+	ck_assert_uint_eq(l.block[0], 4);
+	ck_assert_uint_eq(l.smem, 32 * 64 * 4);
+	/* 1024: two warps a row, 4 chunks a lane */
 	l = launch(c, 0, (int64_t[]){32768, 1024});
-	ck_assert_int_eq(l.schedule, CG_SCHED_WARP);
-	ck_assert_uint_eq(l.block[0], 32);
-	ck_assert_uint_eq(l.block[1], 4);
-	ck_assert_uint_eq(l.grid[0], 8192);
-	ck_assert_uint_eq(l.smem, 4 * 4096);
-	/* 4096: a block of 128 a row, the row (16 KiB) cached */
+	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
+	ck_assert_uint_eq(l.block[0], 64);
+	ck_assert_uint_eq(l.block[1], 1);
+	ck_assert_uint_eq(l.grid[0], 32768);
+	ck_assert_uint_eq(l.smem, 0);
+	/* 4096: a block of 256 a row, the row in registers */
 	l = launch(c, 0, (int64_t[]){4096, 4096});
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
-	ck_assert_uint_eq(l.block[0], 128);
+	ck_assert_uint_eq(l.block[0], 256);
 	ck_assert_uint_eq(l.block[1], 1);
 	ck_assert_uint_eq(l.grid[0], 4096);
-	ck_assert_uint_eq(l.smem, 16384);
+	ck_assert_uint_eq(l.smem, 0);
+	/* 4098 (not a multiple of 4): the row (16 KiB and 16 bytes) cached */
+	l = launch(c, 0, (int64_t[]){4096, 4098});
+	ck_assert_uint_eq(l.block[0], 512);
+	ck_assert_uint_eq(l.smem, 16400);
+	/* 16384: a block of 1024 a row, in registers (the limit) */
+	l = launch(c, 0, (int64_t[]){1024, 16384});
+	ck_assert_uint_eq(l.block[0], 1024);
+	ck_assert_uint_eq(l.smem, 0);
 	/* 32768: a block of 1024 a row, 128 KiB cached */
 	l = launch(c, 0, (int64_t[]){1024, 32768});
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
@@ -415,6 +431,8 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(ki->slot_bytes[0], 4);
 	ck_assert_int_eq(ki->npasses, 3);
 	CgLaunch l = launch(c, 0, (int64_t[]){8192, 4096});
+	ck_assert_uint_eq(l.smem, 0); /* the row in registers */
+	l = launch(c, 0, (int64_t[]){8192, 4095});
 	ck_assert_uint_eq(l.smem, 16384);
 	pipe_free(c);
 	/* f16: x cached as f16 (2 bytes), xc as f32 */
@@ -425,13 +443,18 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(ki->slot_bytes[0] + ki->slot_bytes[1], 6);
 	ck_assert_int_eq(ki->vec, 8);
 	pipe_free(c);
-	/* f16 softmax: x cached as f16, e as f32: 24 KiB a 4096-row, so 9 blocks
-	 * an SM; 128 threads a row (not 64) keep 1152 threads an SM busy */
+	/* f16 softmax: a 4096-row in registers (2 chunks of 8 a thread, 256
+	 * threads); at 4095 (not a multiple of 8) x cached as f16 and e as f32,
+	 * 24 KiB a row */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+	ck_assert_int_eq(c->module.kinfo[0].rk, 2);
 	l = launch(c, 0, (int64_t[]){4096, 4096});
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
+	ck_assert_uint_eq(l.smem, 0);
+	ck_assert_uint_eq(l.block[0], 256);
+	l = launch(c, 0, (int64_t[]){4096, 4095});
 	ck_assert_uint_eq(l.smem, 8192 + 16384);
-	ck_assert_uint_eq(l.block[0], 128);
+	ck_assert_uint_eq(l.block[0], 256);
 	pipe_free(c);
 	/* one pass: nothing to carry, no cache */
 	c = compile_mode("in x: f32[R, C]\nout s = sum(x * x)\n", true);

@@ -886,7 +886,8 @@ START_TEST(shared_memory_opt_in)
 	fz_program *p = compile("in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", 1);
 	fz_run *r;
 	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
-	const int64_t sizes[4][2] = {{8, 1024}, {64, 4096}, {8, 1024}, {16, 2048}};
+	/* odd lengths: rows of a multiple of 4 are held in registers, no shared memory */
+	const int64_t sizes[4][2] = {{8, 1023}, {64, 4095}, {8, 1023}, {16, 2047}};
 	const int opt_ins[4] = {1, 1, 0, 0}; /* 16 KB once 4 KB and 16 KB were allowed */
 	for (int k = 0; k < 4; k++) {
 		ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 2, sizes[k]), FZ_OK);
