@@ -152,24 +152,6 @@ static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 	return true;
 }
 
-/* The value of "--opt VALUE" or "--opt=VALUE"; NULL if argv[*i] is not it.
- * Sets *missing when the value is absent. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
-{
-	size_t n = strlen(opt);
-	const char *a = argv[*i];
-	if (strncmp(a, opt, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
-}
 
 static int parse_dim(BenchOptions *o, const char *v)
 {
@@ -227,17 +209,17 @@ static int parse_valued(int argc, char **argv, int *i, BenchOptions *o)
 	const char *v;
 	bool missing = false;
 	int64_t seed;
-	if ((v = opt_value(argc, argv, i, "--dim", &missing)))
+	if ((v = cli_opt_value(argc, argv, i, "--dim", &missing)))
 		return parse_dim(o, v);
-	if ((v = opt_value(argc, argv, i, "--reps", &missing)))
+	if ((v = cli_opt_value(argc, argv, i, "--reps", &missing)))
 		return parse_count("--reps", v, 1, 1000000, &o->reps);
-	if ((v = opt_value(argc, argv, i, "--warmup", &missing)))
+	if ((v = cli_opt_value(argc, argv, i, "--warmup", &missing)))
 		return parse_count("--warmup", v, 0, 1000000, &o->warmup);
-	if ((v = opt_value(argc, argv, i, "--device", &missing)))
+	if ((v = cli_opt_value(argc, argv, i, "--device", &missing)))
 		return parse_count("--device", v, 0, 1023, &o->device);
-	if ((v = opt_value(argc, argv, i, "--mode", &missing)))
+	if ((v = cli_opt_value(argc, argv, i, "--mode", &missing)))
 		return parse_mode(v, &o->modes);
-	if ((v = opt_value(argc, argv, i, "--seed", &missing))) {
+	if ((v = cli_opt_value(argc, argv, i, "--seed", &missing))) {
 		if (!parse_int(v, 0, INT64_MAX, &seed)) {
 			cli_error("--seed expects a non-negative integer, got '%s'", v);
 			return EXIT_USAGE;

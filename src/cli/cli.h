@@ -21,6 +21,11 @@ char *cli_read_file(const char *path, size_t *len);
  * returns NULL. */
 Compilation *cli_compile(const char *path, PipeStage stop, bool fuse);
 
+/* The value of an option given as "--opt VALUE" or "--opt=VALUE"; NULL if
+ * argv[*i] is not this option (advances *i past a separate value). Sets
+ * *missing when the value is absent. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *opt, bool *missing);
+
 /* Print "fusec: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -40,6 +40,23 @@ void cli_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *cli_opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
+{
+	size_t n = strlen(opt);
+	const char *a = argv[*i];
+	if (strncmp(a, opt, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
 	bool is_stdin = strcmp(path, "-") == 0;

@@ -91,24 +91,6 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
-/* The value of an option given as "--opt VALUE" or "--opt=VALUE"; NULL if
- * argv[*i] is not this option. Sets *missing when the value is absent. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *missing)
-{
-	size_t n = strlen(opt);
-	const char *a = argv[*i];
-	if (strncmp(a, opt, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
-}
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_run_options(int argc, char **argv, RunOptions *o)
@@ -126,7 +108,7 @@ static int parse_run_options(int argc, char **argv, RunOptions *o)
 			o->no_fuse = true;
 		} else if (strcmp(a, "--check") == 0) {
 			o->check = true;
-		} else if ((v = opt_value(argc, argv, &i, "--dim", &missing))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--dim", &missing))) {
 			if (!split_named("--dim", v, &o->dims[o->ndims]))
 				return EXIT_USAGE;
 			if (!parse_u64(o->dims[o->ndims].value, (uint64_t)1 << 62, &u)) {
@@ -134,16 +116,16 @@ static int parse_run_options(int argc, char **argv, RunOptions *o)
 				return EXIT_USAGE;
 			}
 			o->ndims++;
-		} else if ((v = opt_value(argc, argv, &i, "--in", &missing))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--in", &missing))) {
 			if (!split_named("--in", v, &o->ins[o->nins++]))
 				return EXIT_USAGE;
-		} else if ((v = opt_value(argc, argv, &i, "--out-dir", &missing))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--out-dir", &missing))) {
 			if (!*v) {
 				cli_error("--out-dir expects a directory");
 				return EXIT_USAGE;
 			}
 			o->out_dir = v;
-		} else if ((v = opt_value(argc, argv, &i, "--seed", &missing))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--seed", &missing))) {
 			if (!parse_u64(v, UINT64_MAX, &o->seed)) {
 				cli_error("--seed expects a non-negative integer, got '%s'", v);
 				return EXIT_USAGE;
