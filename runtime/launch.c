@@ -829,7 +829,7 @@ static fz_status prepare_output(fz_run *r, int i, const int64_t *dims)
 	const IrOutput *io = &r->g->outputs[i];
 	const Node *n = &r->g->nodes[io->node];
 	RtOutput *o = &r->out[i];
-	size_t bytes;
+	size_t bytes = 0;
 	fz_status s = node_bytes(r, io->node, dims, &bytes);
 	if (s != FZ_OK)
 		return s;
@@ -1095,7 +1095,7 @@ static fz_status launched_output(fz_run *r, const char *name, int *i)
 
 fz_status fz_run_output(fz_run *r, const char *name, void **device_ptr, int *rank, int64_t *shape)
 {
-	int i;
+	int i = -1;
 	fz_status s = launched_output(r, name, &i);
 	if (s != FZ_OK)
 		return s;
@@ -1111,7 +1111,7 @@ fz_status fz_run_output(fz_run *r, const char *name, void **device_ptr, int *ran
 
 fz_status fz_run_read_output(fz_run *r, const char *name, void *host_ptr, size_t bytes)
 {
-	int i;
+	int i = -1;
 	fz_status s = launched_output(r, name, &i);
 	if (s != FZ_OK)
 		return s;

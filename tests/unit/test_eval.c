@@ -438,7 +438,7 @@ END_TEST
 
 static Scalar reduce_f(Op op, fz_dtype res, fz_dtype t, const double *v, int n, bool *ok)
 {
-	Scalar row[16], out = {.i = 0};
+	Scalar row[16] = {{0}}, out = {.i = 0};
 	for (int k = 0; k < n; k++)
 		row[k] = F(v[k]);
 	*ok = eval_reduce(op, res, t, row, n, &out);
