@@ -32,6 +32,8 @@ struct CgKernelInfo {
 	int rk;                        /* row: chunks a thread holds in registers when a whole
 	                                  row fits (length a multiple of vec, one block or
 	                                  less a row); 0: no register path */
+	int pf_bytes;                  /* row: shared memory a thread of the register path
+	                                  copies its next row's chunks into (0: none) */
 };
 
 /* Prelude pieces: which helpers the module uses. */

@@ -22,7 +22,9 @@
  *     with the segments' caches in the workspace when rows are few.
  * Rows whose length is a multiple of V and at most 16 elements a thread of
  * the group (rk chunks) are held in registers (row.c's fz_reg): the group
- * is sized for them, and they get no shared memory at all.
+ * is sized for them, and the shared memory is the prefetch buffer, where a
+ * block's next row arrives while it computes one (so the grid is at most
+ * the blocks resident at once, each looping over rows).
  * The shared-memory sizes follow the kernel's own formula (row.c), so the
  * kernel turns its cache on exactly when cg_launch gave it enough.
  */
@@ -158,8 +160,10 @@ static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int
 	while (G < z.tmax && G < z.chunks && z.rows * G < z.sms * z.tps / 2)
 		G *= 2;
 	bool few = z.rows * G < z.sms * z.tps / 2 && z.chunks >= 4 * (int64_t)z.tmax;
-	/* the row in registers (the kernel's fz_reg): no row cache */
-	bool reg = ki->rk > 0 && z.n % ki->vec == 0 && z.n <= G * ki->rk * ki->vec;
+	/* the row in registers (the kernel's fz_reg): no row cache, but the
+	 * prefetch buffer for the next row (pf_bytes a thread of the block) */
+	int64_t pf = ki->pf_bytes * (G <= 32 ? 128 : G);
+	bool reg = ki->rk > 0 && z.n % ki->vec == 0 && z.n <= G * ki->rk * ki->vec && pf <= z.optin;
 	int64_t cb = reg ? 0 : cache_bytes(ki, z.n);
 	/* where the row cache limits the blocks an SM holds, spread a row over
 	 * more threads: at least 1024 threads an SM keep enough loads in flight */
@@ -186,10 +190,25 @@ static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int
 	while (G * R > 32 && cb * R > z.optin)
 		R /= 2;
 	int64_t grid = cdiv(z.rows, R);
+	if (reg && pf > 0) {
+		/* prefetching: blocks loop over rows, as many as are resident
+		 * (threads, registers for the entry's bound, shared memory) */
+		int64_t T = G * R, bps = z.tps / T;
+		if (ki->max_threads / T < bps)
+			bps = ki->max_threads / T;
+		if (z.smem_sm / (pf + 1024) < bps)
+			bps = z.smem_sm / (pf + 1024);
+		if (bps > 32)
+			bps = 32;
+		if (bps < 1)
+			bps = 1;
+		if (grid > z.sms * bps)
+			grid = z.sms * bps;
+	}
 	out->block[0] = (unsigned)G;
 	out->block[1] = (unsigned)R;
 	out->grid[0] = (unsigned)(grid < INT_MAX ? grid : INT_MAX);
-	out->smem = (unsigned)(cb * R);
+	out->smem = (unsigned)(reg ? pf : cb * R);
 	out->schedule = G <= 32 ? CG_SCHED_WARP : CG_SCHED_BLOCK;
 	return true;
 }

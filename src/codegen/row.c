@@ -55,6 +55,8 @@ typedef struct RowK {
 	int P;                  /* passes before the epilogue */
 	int rk;                 /* chunks a thread holds in registers (0: no register path) */
 	bool regmode;           /* emitting the register path's row loop */
+	NodeId *pf;             /* register path: leaves prefetched a row ahead (fz_pf) */
+	int npf;
 	int32_t rowc;           /* mark3 stamp: per-row values needed */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
@@ -502,11 +504,85 @@ static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int n
 	return true;
 }
 
+static bool is_pf(const RowK *R, NodeId id)
+{
+	for (int i = 0; i < R->npf; i++)
+		if (R->pf[i] == id)
+			return true;
+	return false;
+}
+
+/* The array of chunk k holding node id's values in the register path. */
+static const char *reg_array(RowK *R, NodeId id, int q, bool whole)
+{
+	Cg *c = R->c;
+	if (!cg_is_leaf(c, id))
+		return arena_printf(c->a, "v%d", id);
+	bool held = whole && (R->npf == 0 || (q == 0 && is_pf(R, id)));
+	return arena_printf(c->a, held ? "l%d[k]" : "l%d", id);
+}
+
+/* The register path's copies of row-varying leaves into the prefetch buffer
+ * (fz_pf<id>: chunk k of every thread of the block, then chunk k + 1), for
+ * the row at offsets `off` ("fz_r": this one, "fz_q": the next). */
+static void emit_pf_issue(RowK *R, const char *off, const char *depth)
+{
+	Cg *c = R->c;
+	StrBuf *sb = c->sb;
+	sb_printf(sb, "#pragma unroll\n%sfor (int k = 0; k < %d; k++) {\n", depth, R->rk);
+	sb_printf(sb, "%s\tconst int j0 = fz_ji + k * fz_stepi;\n%s\tif (j0 < fz_nr) {\n", depth, depth);
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		int p = c->pin[id];
+		row_ptr(R, p); /* marks it used */
+		sb_printf(sb, "%s\t\tfz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%s, j0, fz_vec);\n", depth, R->vec, id, R->vec,
+		          cg_param_name(c, p), off, R->roff[p] + 4);
+	}
+	sb_printf(sb, "%s\t}\n%s}\n", depth, depth);
+}
+
+/* Pass 0 of the register path reads its row-varying leaves from the prefetch
+ * buffer, then has the next row's copied there while it computes this one:
+ * the block's loads stay in flight across its reductions and epilogue. */
+static void emit_prefetched(RowK *R, const Closure *m)
+{
+	Cg *c = R->c;
+	StrBuf *sb = c->sb;
+	R->pf = ARENA_ARRAY(c->a, NodeId, m->nleaf + 1);
+	R->npf = 0;
+	for (int i = 0; i < m->nleaf; i++)
+		if (is_rowvar(R, m->leaf[i]) && c->pin[m->leaf[i]] >= 0 && R->roff[c->pin[m->leaf[i]]])
+			R->pf[R->npf++] = m->leaf[i];
+	if (R->npf == 0)
+		return;
+	int bytes = 0;
+	for (int i = 0; i < R->npf; i++)
+		bytes += R->rk * R->vec * (int)fz_dtype_size((fz_dtype)c->g->nodes[R->pf[i]].dtype);
+	c->info->pf_bytes = bytes;
+	sb_puts(sb, "\t\t\tif (fz_rb == (long long)blockIdx.x * blockDim.y) { /* the block's first row: not prefetched */\n");
+	emit_pf_issue(R, "fz_r", "\t\t\t\t");
+	sb_puts(sb, "\t\t\t}\n\t\t\tfz_pf_wait();\n");
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		sb_printf(sb, "\t\t\t%s l%d[%d][%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->rk, R->vec);
+	}
+	sb_printf(sb, "#pragma unroll\n\t\t\tfor (int k = 0; k < %d; k++) {\n", R->rk);
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		sb_printf(sb, "\t\t\t\tfz_cld(l%d[k], fz_pf%d + k * fz_pfk * %d);\n", id, id, R->vec);
+		c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
+	}
+	sb_puts(sb, "\t\t\t}\n\t\t\tif (fz_rb + fz_rstep < fz_rows) { /* the next row's, while this one is computed */\n");
+	emit_pf_issue(R, "fz_q", "\t\t\t\t");
+	sb_puts(sb, "\t\t\t}\n");
+}
+
 /* Pass q with the row in registers (fz_reg: one block or less a row, the
  * row's length a multiple of V): chunk k of the thread is j0 = fz_ji + k *
  * fz_stepi, the cached values live in fz_g<id>[k] instead of the row cache,
  * a chunk is all in the row or all past it (one check per chunk, none per
- * element), and pass 0 issues every load of a lone stream before it uses
+ * element). Pass 0 reads the row-varying leaves from the prefetch buffer
+ * (emit_prefetched), or issues every load of a lone stream before it uses
  * any (all of the thread's bytes in flight at once). */
 static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 {
@@ -517,7 +593,9 @@ static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, i
 	const char *loop = "#pragma unroll\n\t\t\tfor (int k = 0; k < %d; k++) {\n"
 	                   "\t\t\t\tconst int j0 = fz_ji + k * fz_stepi;\n\t\t\t\t{\n";
 	const char *jl = "\t\t\t\tconst int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */\n";
-	bool hoist = q == 0 && m->nleaf == 1;
+	if (q == 0)
+		emit_prefetched(R, m);
+	bool hoist = q == 0 && m->nleaf == 1 && R->npf == 0;
 	if (hoist) {
 		NodeId id = m->leaf[0];
 		sb_printf(sb, "\t\t\t%s l%d[%d][%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, K, V);
@@ -526,11 +604,18 @@ static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, i
 		sb_printf(sb, "\t\t\t\tfz_ldr(l%d[k], %s, jl, fz_vec);\n\t\t\t\t}\n\t\t\t}\n", id, row_ptr(R, c->pin[id]));
 		c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
 	}
+	/* leaves held for every chunk (hoisted or prefetched): l<id>[k] */
+	bool whole = hoist || (q == 0 && R->npf > 0);
 	sb_printf(sb, loop, K);
-	if (!hoist && m->nleaf > 0)
+	int nload = 0;
+	for (int i = 0; !hoist && i < m->nleaf; i++)
+		nload += !(q == 0 && is_pf(R, m->leaf[i]));
+	if (nload > 0)
 		sb_puts(sb, jl);
 	for (int i = 0; !hoist && i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
+		if (q == 0 && is_pf(R, id))
+			continue;
 		sb_printf(sb, "\t\t\t\t%s l%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
 		sb_printf(sb, "\t\t\t\tfz_ldr(l%d, %s, jl, fz_vec);\n", id, row_ptr(R, c->pin[id]));
 		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
@@ -562,13 +647,12 @@ static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, i
 		NodeId id = kp->node;
 		if (kp->kind == PARAM_OUT && is_colv(R, id) && c->ph[id] == q)
 			sb_printf(sb, "\t\t\t\tif (j0 < fz_ei)\n\t\t\t\t\tfz_str(%s, j0, fz_vec, %s);\n", row_ptr(R, i),
-			          cg_is_leaf(c, id) ? arena_printf(c->a, hoist ? "l%d[k]" : "l%d", id) : arena_printf(c->a, "v%d", id));
+			          reg_array(R, id, q, whole));
 	}
 	for (int i = 0; i < R->ncached; i++) {
 		NodeId id = R->cached[i];
 		if (c->ph[id] == q)
-			sb_printf(sb, "\t\t\t\tfz_mv(fz_g%d[k], %s);\n", id,
-			          cg_is_leaf(c, id) ? arena_printf(c->a, hoist ? "l%d[k]" : "l%d", id) : arena_printf(c->a, "v%d", id));
+			sb_printf(sb, "\t\t\t\tfz_mv(fz_g%d[k], %s);\n", id, reg_array(R, id, q, whole));
 	}
 	sb_puts(sb, "\t\t\t\t}\n\t\t\t}\n");
 	return true;
@@ -753,8 +837,9 @@ static void plan_offsets(RowK *R)
 }
 
 /* Declarations of the row offsets of the parameters used (inside the row
- * loop) and their constants (before it). */
-static void emit_offsets(RowK *R, StrBuf *before, StrBuf *inside)
+ * loop) and their constants (before it); for the leaves the register path
+ * prefetches, the next row's too (fz_q<i>, inside that loop only). */
+static void emit_offsets(RowK *R, StrBuf *before, StrBuf *inside, StrBuf *inside_reg)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -764,17 +849,27 @@ static void emit_offsets(RowK *R, StrBuf *before, StrBuf *inside)
 			for (int j = 0; j < k->nparams; j++)
 				if (R->roff[j] == R->roff[i])
 					R->used[j] = true; /* the one that declares it */
+	bool *next = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	for (int i = 0; i < R->npf; i++)
+		for (int j = 0; j < k->nparams; j++)
+			if (R->roff[j] && R->roff[j] == R->roff[c->pin[R->pf[i]]])
+				next[j] = true;
+	if (R->npf > 0)
+		sb_puts(inside_reg, "\t\tconst long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;\n");
 	for (int i = 0; i < k->nparams; i++) {
 		if (!R->roff[i] || !R->used[i] || strcmp(R->roff[i], arena_printf(c->a, "fz_r%d", i)) != 0)
 			continue;
 		const Node *n = &c->g->nodes[k->params[i].node];
 		CgRun runs[FZ_MAX_RANK];
 		int nr = cg_runs(n, R->r, k->domain, R->r - 1, runs);
-		c->sb = before;
-		const char *off = cg_offset(c, k, runs, nr, R->r - 1, arena_printf(c->a, "fz_r%d", i), "fz_rr", "\t");
-		c->sb = save;
-		sb_printf(inside, "\t\tconst long long fz_r%d = %s%s;\n", i, nr == 1 && runs[0].kept ? off : arena_printf(c->a, "(%s)", off),
-		          colv(R, n) ? " * fz_n" : "");
+		for (int w = 0; w < (next[i] ? 2 : 1); w++) {
+			const char *name = arena_printf(c->a, w ? "fz_q%d" : "fz_r%d", i);
+			c->sb = before;
+			const char *off = cg_offset(c, k, runs, nr, R->r - 1, name, w ? "fz_rn" : "fz_rr", "\t");
+			c->sb = save;
+			sb_printf(w ? inside_reg : inside, "\t\tconst long long %s = %s%s;\n", name,
+			          nr == 1 && runs[0].kept ? off : arena_printf(c->a, "(%s)", off), colv(R, n) ? " * fz_n" : "");
+		}
 	}
 }
 
@@ -815,6 +910,30 @@ static void emit_prologue_general(RowK *R, StrBuf *sb)
 		sb_puts(sb, "\tunsigned long long fz_ep = 0; /* split rows: exchanges so far */\n");
 }
 
+/* The prefetch buffer of the register path: for each prefetched leaf, rk
+ * chunks of every thread of the block, in its storage type; chunk k of a
+ * thread at fz_pf<id> + k * fz_pfk * V, so that a warp's copies and reads
+ * are consecutive 16-byte pieces. */
+static void emit_pf_buffer(RowK *R, StrBuf *sb)
+{
+	Cg *c = R->c;
+	int bytes = 0;
+	sb_puts(sb, "\t\tconst int fz_nr = (int)fz_n, fz_pfk = blockDim.x * blockDim.y;\n");
+	sb_puts(sb, "\t\tconst long long fz_rstep = (long long)gridDim.x * blockDim.y;\n");
+	sb_puts(sb, "\t\tconst int fz_tid = threadIdx.y * blockDim.x + threadIdx.x;\n");
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		fz_dtype t = (fz_dtype)c->g->nodes[id].dtype;
+		const char *ty = cg_store_type(t);
+		if (bytes == 0)
+			sb_printf(sb, "\t\t%s *fz_pf%d = reinterpret_cast<%s *>(fz_smem) + fz_tid * %d;\n", ty, id, ty, R->vec);
+		else
+			sb_printf(sb, "\t\t%s *fz_pf%d = reinterpret_cast<%s *>(reinterpret_cast<unsigned char *>(fz_smem) + "
+			              "fz_pfk * %d) + fz_tid * %d;\n", ty, id, ty, bytes, R->vec);
+		bytes += R->rk * R->vec * (int)fz_dtype_size(t);
+	}
+}
+
 /* part 0: what both row loops use; 1: the general loop's (segments, the
  * row cache, split rows); 2: the register loop's. */
 static void emit_prologue(RowK *R, StrBuf *sb, int part)
@@ -824,13 +943,15 @@ static void emit_prologue(RowK *R, StrBuf *sb, int part)
 	int V = R->vec;
 	if (part == 2) {
 		sb_printf(sb, "\t\tconst int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;\n", V, V);
+		if (R->npf > 0)
+			emit_pf_buffer(R, sb);
 		return;
 	}
 	if (part == 1) {
 		emit_prologue_general(R, sb);
 		return;
 	}
-	if (c->info->nslots > 0)
+	if (c->info->nslots > 0 || R->npf > 0)
 		sb_puts(sb, "\textern __shared__ fz_a16 fz_smem[];\n");
 	if (R->P > 0)
 		sb_puts(sb, "\t__shared__ unsigned long long fz_red[32];\n");
@@ -858,8 +979,11 @@ static void emit_prologue(RowK *R, StrBuf *sb, int part)
 	if (R->rk > 0) {
 		sb_printf(sb, "\t// the row in registers (up to %d chunks a thread, no row cache), else the general loop\n",
 		          R->rk);
-		sb_printf(sb, "\tconst bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n %% %d == 0 && fz_n <= (long long)blockDim.x * %d;\n",
+		sb_printf(sb, "\tconst bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n %% %d == 0 && fz_n <= (long long)blockDim.x * %d",
 		          V, R->rk * V);
+		if (R->npf > 0) /* and the launch gave the prefetch buffer */
+			sb_printf(sb, "\n\t\t&& fz_dyn_smem() >= blockDim.x * blockDim.y * %du", c->info->pf_bytes);
+		sb_puts(sb, ";\n");
 	}
 }
 
@@ -926,7 +1050,8 @@ static void fill_info(RowK *R)
 
 /* The loop over the rows of a block (grid-stride): the general one, or the
  * register path's (whole rows, 32-bit offsets, the cached values in fz_g*). */
-static void emit_row_loop(RowK *R, StrBuf *sb, const StrBuf *inside, const StrBuf *body, bool reg)
+static void emit_row_loop(RowK *R, StrBuf *sb, const StrBuf *inside, const StrBuf *inside_reg, const StrBuf *body,
+                          bool reg)
 {
 	Cg *c = R->c;
 	sb_puts(sb, "\tfor (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
@@ -944,6 +1069,8 @@ static void emit_row_loop(RowK *R, StrBuf *sb, const StrBuf *inside, const StrBu
 		sb_puts(sb, "\t\tconst long long fz_e = fz_act ? fz_end : fz_beg;\n");
 	}
 	sb_putn(sb, inside->buf ? inside->buf : "", inside->len);
+	if (reg)
+		sb_putn(sb, inside_reg->buf ? inside_reg->buf : "", inside_reg->len);
 	sb_putn(sb, body->buf ? body->buf : "", body->len);
 	sb_puts(sb, "\t}\n");
 }
@@ -955,11 +1082,12 @@ static bool emit_kernel(RowK *R)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	StrBuf body[2], before, general, inside, *save = c->sb;
+	StrBuf body[2], before, general, inside, inside_reg, *save = c->sb;
 	sb_init(&body[0], c->a);
 	sb_init(&body[1], c->a);
 	sb_init(&before, c->a);
 	sb_init(&inside, c->a);
+	sb_init(&inside_reg, c->a);
 	emit_prologue(R, &before, 0); /* names the scalars the passes use */
 	bool ok = true;
 	for (int m = 0; ok && m < (R->rk > 0 ? 2 : 1); m++) { /* the general loop, then the register loop */
@@ -978,7 +1106,7 @@ static bool emit_kernel(RowK *R)
 	sb_init(&general, c->a);
 	emit_prologue(R, &before, 0);
 	emit_prologue(R, &general, 1);
-	emit_offsets(R, &before, &inside);
+	emit_offsets(R, &before, &inside, &inside_reg);
 	sb_printf(save, "\n// ---- kernel %s: rows of %s, %d pass%s over each row, then the epilogue\n", k->name,
 	          ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es");
 	sb_printf(save, "extern \"C\" __global__ void __launch_bounds__(%d) %s_row", c->info->max_threads, c->kname);
@@ -988,11 +1116,11 @@ static bool emit_kernel(RowK *R)
 	if (R->rk > 0) {
 		sb_puts(save, "\tif (fz_reg) {\n");
 		emit_prologue(R, save, 2);
-		emit_row_loop(R, save, &inside, &body[1], true);
+		emit_row_loop(R, save, &inside, &inside_reg, &body[1], true);
 		sb_puts(save, "\t\treturn;\n\t}\n");
 	}
 	sb_putn(save, general.buf ? general.buf : "", general.len);
-	emit_row_loop(R, save, &inside, &body[0], false);
+	emit_row_loop(R, save, &inside, &inside_reg, &body[0], false);
 	sb_puts(save, "}\n");
 	return true;
 }

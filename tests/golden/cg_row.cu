@@ -192,6 +192,34 @@ __device__ __forceinline__ unsigned fz_dyn_smem()
 	asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
 	return r;
 }
+// Rows in registers, prefetched: while a block computes one row, the chunks of
+// its next row are copied into shared memory (cp.async on sm_80+: no registers
+// held, the loads in flight across the row's reductions). A thread reads back
+// only the chunks it copied, so it waits for its own copies, never for the
+// block; the "memory" clobbers keep its reads of a chunk before its next copy.
+template <int V, class S> __device__ __forceinline__ void fz_pf(S *d, const S *__restrict__ p, int j0, bool vec)
+{
+#if __CUDA_ARCH__ >= 800
+	if (vec) {
+		unsigned a;
+		asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(d));
+#pragma unroll
+		for (int b = 0; b < (int)(sizeof(S) * V / 16); b++)
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(a + 16 * b),
+			             "l"(reinterpret_cast<const char *>(p + j0) + 16 * b) : "memory");
+		return;
+	}
+#endif
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		d[u] = p[j0 + u];
+}
+__device__ __forceinline__ void fz_pf_wait()
+{
+#if __CUDA_ARCH__ >= 800
+	asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+}
 // Split rows: after a pass, the gridDim.y blocks of a row group publish
 // their partial results (as bits) in the workspace, wait for each other (they
 // are co-resident: cooperative launch) and all combine them in the same
@@ -253,9 +281,14 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 	const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && fz_aligned(in_w, 16) && fz_aligned(out_y, 16);
 	const float t2 = fz_in(in_eps);
 	// the row in registers (up to 4 chunks a thread, no row cache), else the general loop
-	const bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n % 4 == 0 && fz_n <= (long long)blockDim.x * 16;
+	const bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n % 4 == 0 && fz_n <= (long long)blockDim.x * 16
+		&& fz_dyn_smem() >= blockDim.x * blockDim.y * 64u;
 	if (fz_reg) {
 		const int fz_ji = (int)threadIdx.x * 4, fz_stepi = (int)blockDim.x * 4;
+		const int fz_nr = (int)fz_n, fz_pfk = blockDim.x * blockDim.y;
+		const long long fz_rstep = (long long)gridDim.x * blockDim.y;
+		const int fz_tid = threadIdx.y * blockDim.x + threadIdx.x;
+		float *fz_pf0 = reinterpret_cast<float *>(fz_smem) + fz_tid * 4;
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
 		const bool fz_act = fz_row < fz_rows;
@@ -265,16 +298,33 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 		float fz_g4[4][4];
 		const long long fz_r0 = fz_rr * fz_n;
 		const long long fz_r2 = fz_rr;
+		const long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;
+		const long long fz_q0 = fz_rn * fz_n;
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
+			if (fz_rb == (long long)blockIdx.x * blockDim.y) { /* the block's first row: not prefetched */
+#pragma unroll
+				for (int k = 0; k < 4; k++) {
+					const int j0 = fz_ji + k * fz_stepi;
+					if (j0 < fz_nr) {
+						fz_pf<4>(fz_pf0 + k * fz_pfk * 4, in_x + fz_r0, j0, fz_vec);
+					}
+				}
+			}
+			fz_pf_wait();
 			float l0[4][4];
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
-				const int j0 = fz_ji + k * fz_stepi;
-				{
-				const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */
-				fz_ldr(l0[k], in_x + fz_r0, jl, fz_vec);
+				fz_cld(l0[k], fz_pf0 + k * fz_pfk * 4);
+			}
+			if (fz_rb + fz_rstep < fz_rows) { /* the next row's, while this one is computed */
+#pragma unroll
+				for (int k = 0; k < 4; k++) {
+					const int j0 = fz_ji + k * fz_stepi;
+					if (j0 < fz_nr) {
+						fz_pf<4>(fz_pf0 + k * fz_pfk * 4, in_x + fz_q0, j0, fz_vec);
+					}
 				}
 			}
 #pragma unroll
