@@ -437,9 +437,31 @@ static void emit_accumulate(RowK *R, int q, int depth, bool checked)
 		if (checked)
 			sb_printf(c->sb, "%sif (j0 + u < fz_e)\n%s\ta%d = %s::f(a%d, %s); // %s\n", ind(depth), ind(depth), red,
 			          acc_op(n), red, v, cg_comment(c, n));
-		else /* the row in registers: a select, no branch */
-			sb_printf(c->sb, "%sa%d = j0 < fz_ei ? %s::f(a%d, %s) : a%d; // %s\n", ind(depth), red, acc_op(n), red, v,
-			          red, cg_comment(c, n));
+		else /* the row in registers: the chunk's partial (see emit_partials) */
+			sb_printf(c->sb, "%sp%d = %s::f(p%d, %s); // %s\n", ind(depth), red, acc_op(n), red, v, cg_comment(c, n));
+	}
+}
+
+/* The register path accumulates a chunk's V values into partials p<red>
+ * (declared before its u-loop, open = true), then adds them to the
+ * accumulators with one select for the chunk (open = false): a chunk is all
+ * in the row or all past it, so the check is once a chunk, not an element. */
+static void emit_partials(RowK *R, int q, bool open)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const char *t = acc_type(R, red), *id = acc_identity(R, red);
+		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
+			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
+		if (open)
+			sb_printf(c->sb, "\t\t\t\t%s p%d = %s;\n", t, red, id);
+		else
+			sb_printf(c->sb, "\t\t\t\ta%d = j0 < fz_ei ? %s::f(a%d, p%d) : a%d;\n", red, acc_op(&c->g->nodes[red]), red,
+			          red, red);
 	}
 }
 
@@ -543,13 +565,21 @@ static void emit_pf_issue(RowK *R, const char *off, const char *depth)
 
 /* Pass 0 of the register path reads its row-varying leaves from the prefetch
  * buffer, then has the next row's copied there while it computes this one:
- * the block's loads stay in flight across its reductions and epilogue. */
+ * the block's loads stay in flight across its reductions and epilogue.
+ * Measured on the H200, it pays where a row takes long to compute against
+ * the bytes it loads: heavy kernels (bound to 512 threads: long math or
+ * many streams; bias-gelu-residual-layernorm 51% -> 67% of the floor) and
+ * half-precision rows (layernorm f16 48% -> 56%). Light f32 rows lost 4 to
+ * 10 points with it (more registers, a persistent grid's tail), so they
+ * keep the plain loads. */
 static void emit_prefetched(RowK *R, const Closure *m)
 {
 	Cg *c = R->c;
 	StrBuf *sb = c->sb;
 	R->pf = ARENA_ARRAY(c->a, NodeId, m->nleaf + 1);
 	R->npf = 0;
+	if (c->info->max_threads >= 1024 && R->vec < 8)
+		return;
 	for (int i = 0; i < m->nleaf; i++)
 		if (is_rowvar(R, m->leaf[i]) && c->pin[m->leaf[i]] >= 0 && R->roff[c->pin[m->leaf[i]]])
 			R->pf[R->npf++] = m->leaf[i];
@@ -631,6 +661,7 @@ static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, i
 		c->mark2[id] = arr;
 		sb_printf(sb, "\t\t\t\t%s v%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
 	}
+	emit_partials(R, q, true);
 	sb_printf(sb, "#pragma unroll\n\t\t\t\tfor (int u = 0; u < %d; u++) {\n", V);
 	for (int i = 0; i < m->ncomp; i++)
 		if (!emit_node(R, m->comp[i], 5))
@@ -642,6 +673,7 @@ static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, i
 			sb_printf(sb, "\t\t\t\t\tv%d[u] = %s;\n", t[i], cg_value(c, t[i]));
 		}
 	sb_puts(sb, "\t\t\t\t}\n");
+	emit_partials(R, q, false);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		NodeId id = kp->node;

@@ -200,13 +200,19 @@ __device__ __forceinline__ unsigned fz_dyn_smem()
 template <int V, class S> __device__ __forceinline__ void fz_pf(S *d, const S *__restrict__ p, int j0, bool vec)
 {
 #if __CUDA_ARCH__ >= 800
-	if (vec) {
+	const int n = (int)sizeof(S) * V; /* 16-byte pieces, or one of 8 or 4 bytes */
+	if (vec && (n % 16 == 0 || n == 8 || n == 4)) {
 		unsigned a;
 		asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(d));
+		const char *g = reinterpret_cast<const char *>(p + j0);
+		if (n == 8)
+			asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" : : "r"(a), "l"(g) : "memory");
+		else if (n == 4)
+			asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : "r"(a), "l"(g) : "memory");
+		else
 #pragma unroll
-		for (int b = 0; b < (int)(sizeof(S) * V / 16); b++)
-			asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(a + 16 * b),
-			             "l"(reinterpret_cast<const char *>(p + j0) + 16 * b) : "memory");
+			for (int b = 0; b < n / 16; b++)
+				asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(a + 16 * b), "l"(g + 16 * b) : "memory");
 		return;
 	}
 #endif
@@ -281,14 +287,9 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 	const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && fz_aligned(in_w, 16) && fz_aligned(out_y, 16);
 	const float t2 = fz_in(in_eps);
 	// the row in registers (up to 4 chunks a thread, no row cache), else the general loop
-	const bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n % 4 == 0 && fz_n <= (long long)blockDim.x * 16
-		&& fz_dyn_smem() >= blockDim.x * blockDim.y * 64u;
+	const bool fz_reg = fz_S == 1 && fz_n > 0 && fz_n % 4 == 0 && fz_n <= (long long)blockDim.x * 16;
 	if (fz_reg) {
 		const int fz_ji = (int)threadIdx.x * 4, fz_stepi = (int)blockDim.x * 4;
-		const int fz_nr = (int)fz_n, fz_pfk = blockDim.x * blockDim.y;
-		const long long fz_rstep = (long long)gridDim.x * blockDim.y;
-		const int fz_tid = threadIdx.y * blockDim.x + threadIdx.x;
-		float *fz_pf0 = reinterpret_cast<float *>(fz_smem) + fz_tid * 4;
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
 		const bool fz_act = fz_row < fz_rows;
@@ -298,43 +299,28 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 		float fz_g4[4][4];
 		const long long fz_r0 = fz_rr * fz_n;
 		const long long fz_r2 = fz_rr;
-		const long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;
-		const long long fz_q0 = fz_rn * fz_n;
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
-			if (fz_rb == (long long)blockIdx.x * blockDim.y) { /* the block's first row: not prefetched */
-#pragma unroll
-				for (int k = 0; k < 4; k++) {
-					const int j0 = fz_ji + k * fz_stepi;
-					if (j0 < fz_nr) {
-						fz_pf<4>(fz_pf0 + k * fz_pfk * 4, in_x + fz_r0, j0, fz_vec);
-					}
-				}
-			}
-			fz_pf_wait();
 			float l0[4][4];
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
-				fz_cld(l0[k], fz_pf0 + k * fz_pfk * 4);
-			}
-			if (fz_rb + fz_rstep < fz_rows) { /* the next row's, while this one is computed */
-#pragma unroll
-				for (int k = 0; k < 4; k++) {
-					const int j0 = fz_ji + k * fz_stepi;
-					if (j0 < fz_nr) {
-						fz_pf<4>(fz_pf0 + k * fz_pfk * 4, in_x + fz_q0, j0, fz_vec);
-					}
+				const int j0 = fz_ji + k * fz_stepi;
+				{
+				const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */
+				fz_ldr(l0[k], in_x + fz_r0, jl, fz_vec);
 				}
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				{
+				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					a3 = j0 < fz_ei ? fz_sum::f(a3, l0[k][u]) : a3; // mean(x)
+					p3 = fz_sum::f(p3, l0[k][u]); // mean(x)
 				}
+				a3 = j0 < fz_ei ? fz_sum::f(a3, p3) : a3;
 				fz_mv(fz_g0[k], l0[k]);
 				}
 			}
@@ -349,13 +335,15 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 				const int j0 = fz_ji + k * fz_stepi;
 				{
 				float v4[4];
+				float p6 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					a6 = j0 < fz_ei ? fz_sum::f(a6, t5) : a6; // mean(xc * xc)
+					p6 = fz_sum::f(p6, t5); // mean(xc * xc)
 					v4[u] = t4;
 				}
+				a6 = j0 < fz_ei ? fz_sum::f(a6, p6) : a6;
 				fz_mv(fz_g4[k], v4);
 				}
 			}

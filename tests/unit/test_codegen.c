@@ -345,16 +345,15 @@ START_TEST(row_schedules_by_length)
 	Compilation *c = compile_mode(softmax, true);
 	ck_assert_int_eq(c->plan.nkernels, 1);
 	ck_assert_int_eq(c->module.kinfo[0].rk, 4); /* 4 chunks of 4 a thread in registers */
-	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 64); /* and x's next row prefetched */
+	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 0); /* light f32 rows: no prefetch */
 	/* short rows: part of a warp per row, several rows a block, the row in
-	 * registers, the next one in the prefetch buffer; blocks loop over rows,
-	 * as many as the entry's bound (1024 threads) makes sure are resident */
+	 * registers (no shared memory) */
 	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 64});
 	ck_assert_int_eq(l.schedule, CG_SCHED_WARP);
 	ck_assert_uint_eq(l.block[0], 4);
 	ck_assert_uint_eq(l.block[1], 32);
-	ck_assert_uint_eq(l.grid[0], 132 * 8);
-	ck_assert_uint_eq(l.smem, 128 * 64);
+	ck_assert_uint_eq(l.grid[0], 32768);
+	ck_assert_uint_eq(l.smem, 0);
 	ck_assert(!l.cooperative);
 	/* a length not a multiple of 4: cached in shared memory */
 	l = launch(c, 0, (int64_t[]){1 << 20, 63});
@@ -365,15 +364,15 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
 	ck_assert_uint_eq(l.block[0], 64);
 	ck_assert_uint_eq(l.block[1], 1);
-	ck_assert_uint_eq(l.grid[0], 132 * 16);
-	ck_assert_uint_eq(l.smem, 64 * 64);
+	ck_assert_uint_eq(l.grid[0], 32768);
+	ck_assert_uint_eq(l.smem, 0);
 	/* 4096: a block of 256 a row, the row in registers */
 	l = launch(c, 0, (int64_t[]){4096, 4096});
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
 	ck_assert_uint_eq(l.block[0], 256);
 	ck_assert_uint_eq(l.block[1], 1);
-	ck_assert_uint_eq(l.grid[0], 132 * 4);
-	ck_assert_uint_eq(l.smem, 256 * 64);
+	ck_assert_uint_eq(l.grid[0], 4096);
+	ck_assert_uint_eq(l.smem, 0);
 	/* 4098 (not a multiple of 4): the row (16 KiB and 16 bytes) cached */
 	l = launch(c, 0, (int64_t[]){4096, 4098});
 	ck_assert_uint_eq(l.block[0], 512);
@@ -381,11 +380,7 @@ START_TEST(row_schedules_by_length)
 	/* 16384: a block of 1024 a row, in registers (the limit) */
 	l = launch(c, 0, (int64_t[]){1024, 16384});
 	ck_assert_uint_eq(l.block[0], 1024);
-	ck_assert_uint_eq(l.grid[0], 132);
-	ck_assert_uint_eq(l.smem, 1024 * 64);
-	/* few rows: a block each, prefetching nothing */
-	l = launch(c, 0, (int64_t[]){100, 4096});
-	ck_assert_uint_eq(l.grid[0], 100);
+	ck_assert_uint_eq(l.smem, 0);
 	/* 32768: a block of 1024 a row, 128 KiB cached */
 	l = launch(c, 0, (int64_t[]){1024, 32768});
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
@@ -436,9 +431,8 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(ki->nslots, 1);
 	ck_assert_int_eq(ki->slot_bytes[0], 4);
 	ck_assert_int_eq(ki->npasses, 3);
-	ck_assert_int_eq(ki->pf_bytes, 64); /* x prefetched, not w and b (the same every row) */
 	CgLaunch l = launch(c, 0, (int64_t[]){8192, 4096});
-	ck_assert_uint_eq(l.smem, 256 * 64); /* the row in registers, the next in shared memory */
+	ck_assert_uint_eq(l.smem, 0); /* the row in registers */
 	l = launch(c, 0, (int64_t[]){8192, 4095});
 	ck_assert_uint_eq(l.smem, 16384);
 	pipe_free(c);
@@ -455,20 +449,34 @@ START_TEST(row_cache_slots)
 	 * 24 KiB a row */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
 	ck_assert_int_eq(c->module.kinfo[0].rk, 2);
-	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 32); /* prefetched as f16 */
+	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 32); /* x's next row prefetched, as f16 */
 	l = launch(c, 0, (int64_t[]){4096, 4096});
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
 	ck_assert_uint_eq(l.smem, 256 * 32);
 	ck_assert_uint_eq(l.block[0], 256);
+	ck_assert_uint_eq(l.grid[0], 132 * 4); /* blocks loop over rows, as many as are resident */
+	l = launch(c, 0, (int64_t[]){100, 4096}); /* few rows: a block each */
+	ck_assert_uint_eq(l.grid[0], 100);
 	l = launch(c, 0, (int64_t[]){4096, 4095});
 	ck_assert_uint_eq(l.smem, 8192 + 16384);
 	ck_assert_uint_eq(l.block[0], 256);
+	pipe_free(c);
+	/* heavy (gelu, three streams): bound to 512 threads, x and r prefetched
+	 * (not b, the same every row): 2 blocks of 256 resident an SM */
+	c = compile_mode("in x: f32[R, C]\nin b: f32[C]\nin r: f32[R, C]\nh = gelu_tanh(x + b) + r\nmu = mean(h)\n"
+	                 "hc = h - mu\nout y = hc * rsqrt(mean(hc * hc) + 1e-5)\n", true);
+	ck_assert_int_eq(c->module.kinfo[0].max_threads, 512);
+	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 2 * 64);
+	l = launch(c, 0, (int64_t[]){8192, 4096});
+	ck_assert_uint_eq(l.block[0], 256);
+	ck_assert_uint_eq(l.smem, 256 * 128);
+	ck_assert_uint_eq(l.grid[0], 132 * 2);
 	pipe_free(c);
 	/* one pass: nothing to carry, no cache */
 	c = compile_mode("in x: f32[R, C]\nout s = sum(x * x)\n", true);
 	ck_assert_int_eq(c->module.kinfo[0].nslots, 0);
 	CgLaunch l2 = launch(c, 0, (int64_t[]){8192, 4096});
-	ck_assert_uint_eq(l2.smem, 256 * 64); /* the prefetch buffer only */
+	ck_assert_uint_eq(l2.smem, 0);
 	pipe_free(c);
 }
 END_TEST
