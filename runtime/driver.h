@@ -38,6 +38,7 @@
 	X(cuModuleUnload, 2000)             \
 	X(cuModuleGetFunction, 2000)        \
 	X(cuFuncSetAttribute, 9000)         \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
 	X(cuMemAlloc, 3020)                 \
 	X(cuMemFree, 3020)                  \
 	X(cuMemsetD8Async, 3020)            \

@@ -655,6 +655,21 @@ static void *arg_slot(fz_run *r, RtLaunch *l, const Kernel *kn, const CgArg *a)
 	return NULL;
 }
 
+/* A grid meant to be one resident wave (grid-stride loops) is cut to the
+ * blocks the compiled entry really fits an SM with (its registers are known
+ * only now): a second, partial wave would leave most SMs idle at the end.
+ * Once per size plan, so not on the per-call path; where the driver cannot
+ * say, the grid stays as codegen sized it. */
+static void fit_resident(fz_run *r, CgLaunch *cl)
+{
+	int per_sm = 0, threads = (int)(cl->block[0] * cl->block[1] * cl->block[2]);
+	CUresult res = CU(cuOccupancyMaxActiveBlocksPerMultiprocessor)(&per_sm, r->p->funcs[cl->entry], threads,
+	                                                               (size_t)cl->smem);
+	int64_t fit = (int64_t)per_sm * (r->ctx->cg.sm_count > 0 ? r->ctx->cg.sm_count : 1);
+	if (res == CUDA_SUCCESS && per_sm > 0 && fit < cl->grid[0])
+		cl->grid[0] = (unsigned)fit;
+}
+
 /* Choose each kernel's entry and geometry for these sizes (codegen's rules). */
 static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *nargs)
 {
@@ -674,6 +689,8 @@ static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *
 			if (s != FZ_OK)
 				return s;
 		}
+		if (cl[k].resident)
+			fit_resident(r, &cl[k]);
 	}
 	return FZ_OK;
 }

@@ -84,6 +84,10 @@ typedef struct CgLaunch {
 	bool cooperative;           /* the blocks must be co-resident: launch with
 	                               CU_LAUNCH_ATTRIBUTE_COOPERATIVE (split rows;
 	                               the grid is sized to fit the device) */
+	bool resident;              /* the grid is meant to be the blocks resident at
+	                               once, each looping over the work: the caller
+	                               may cut it to what the compiled entry's
+	                               registers really let fit */
 	int schedule;               /* CG_SCHED_*, for --explain and tests */
 } CgLaunch;
 

@@ -76,6 +76,7 @@ static void launch_pointwise(const struct CgKernelInfo *ki, int64_t n, const CgD
 	int64_t grid = cdiv(chunks, block);
 	out->grid[0] = (unsigned)(grid < resident ? grid : resident);
 	out->block[0] = (unsigned)block;
+	out->resident = true;
 	out->schedule = CG_SCHED_POINTWISE;
 }
 
@@ -195,11 +196,10 @@ static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int
 		R /= 2;
 	int64_t grid = cdiv(z.rows, R);
 	if (reg && pf > 0) {
-		/* prefetching: blocks loop over rows, as many as are resident
-		 * (threads, registers for the entry's bound, shared memory) */
+		/* prefetching: blocks loop over rows, as many as threads and
+		 * shared memory let an SM hold (the runtime cuts that to what
+		 * the entry's registers allow: `resident`) */
 		int64_t T = G * R, bps = z.tps / T;
-		if (ki->max_threads / T < bps)
-			bps = ki->max_threads / T;
 		if (z.smem_sm / (pf + 1024) < bps)
 			bps = z.smem_sm / (pf + 1024);
 		if (bps > 32)
@@ -208,6 +208,7 @@ static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int
 			bps = 1;
 		if (grid > z.sms * bps)
 			grid = z.sms * bps;
+		out->resident = true;
 	}
 	out->block[0] = (unsigned)G;
 	out->block[1] = (unsigned)R;
