@@ -703,7 +703,8 @@ static void emit_finish(RowK *R, int q)
 		if (c->ph[red] != q + 1)
 			continue;
 		const Node *n = &c->g->nodes[red];
-		sb_printf(sb, "\t\ta%d = fz_reduce<%s>(a%d, %s, fz_red);\n", red, acc_op(n), red, acc_identity(R, red));
+		sb_printf(sb, "\t\ta%d = fz_reduce<%s>(a%d, %s, fz_red + 32 * (fz_rp++ & 1));\n", red, acc_op(n), red,
+		          acc_identity(R, red));
 		nr++;
 	}
 	/* split rows: every block of the row gets every block's partial results */
@@ -986,7 +987,7 @@ static void emit_prologue(RowK *R, StrBuf *sb, int part)
 	if (c->info->nslots > 0 || R->npf > 0)
 		sb_puts(sb, "\textern __shared__ fz_a16 fz_smem[];\n");
 	if (R->P > 0)
-		sb_puts(sb, "\t__shared__ unsigned long long fz_red[32];\n");
+		sb_puts(sb, "\t__shared__ unsigned long long fz_red[64];\n\tunsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */\n");
 	sb_printf(sb, "\tconst long long fz_rows = %s;\n", cg_extent(c, k, 0, R->r - 1));
 	sb_printf(sb, "\tconst long long fz_n = %s;\n", cg_extent(c, k, R->r - 1, R->r));
 	sb_puts(sb, "\tconst int fz_S = gridDim.y, fz_seg = blockIdx.y;\n");

@@ -57,7 +57,7 @@ struct emu_sync {
 struct emu_block {
 	emu_sync bar;
 	std::vector<unsigned char> smem;
-	unsigned long long red[32];
+	unsigned long long red[64];
 };
 
 struct emu_warp {

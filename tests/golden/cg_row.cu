@@ -100,8 +100,12 @@ template <class T> __device__ __forceinline__ T fz_clamp(T x, T lo, T hi) { retu
 struct alignas(16) fz_a16 { unsigned w[4]; };
 // Row kernels. A group of blockDim.x threads works on one row (or one segment
 // of it); fz_reduce combines their values with shuffles, and through shared
-// memory `red` when the group is the whole block (more than a warp). It runs
-// once a row: not inlined, which keeps the kernel small for NVRTC.
+// memory `red` when the group is the whole block (more than a warp): one
+// barrier, since consecutive calls alternate between the two halves of fz_red
+// (a half is rewritten only after every thread has passed the barrier of the
+// call between, so after its reads), and log2(warps) shuffles to combine the
+// warps' values (every lane ends with the same tree). It runs once a row: not
+// inlined, which keeps the kernel small for NVRTC.
 struct fz_sum {
 	__device__ __forceinline__ static float f(float a, float b) { return a + b; }
 	__device__ __forceinline__ static double f(double a, double b) { return a + b; }
@@ -122,15 +126,15 @@ template <class Op, class T> __device__ __noinline__ T fz_reduce(T v, T id, unsi
 			v = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));
 	if (g > 32) {
 		T *r = reinterpret_cast<T *>(red);
-		__syncthreads();
 		if ((threadIdx.x & 31) == 0)
 			r[threadIdx.x >> 5] = v;
 		__syncthreads();
-		v = (int)(threadIdx.x & 31) < (g >> 5) ? r[threadIdx.x & 31] : id;
-#pragma unroll
-		for (int o = 16; o > 0; o >>= 1)
+		const int w = g >> 5; /* a power of two */
+		v = r[threadIdx.x & (w - 1)];
+		for (int o = w >> 1; o > 0; o >>= 1)
 			v = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));
 	}
+	(void)id;
 	return v;
 }
 // The row cache in shared memory: V elements of a thread's chunk.
@@ -280,7 +284,8 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 	unsigned long long *__restrict__ fz_ws)
 {
 	extern __shared__ fz_a16 fz_smem[];
-	__shared__ unsigned long long fz_red[32];
+	__shared__ unsigned long long fz_red[64];
+	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
 	const long long fz_rows = dim_R;
 	const long long fz_n = dim_C;
 	const int fz_S = gridDim.y, fz_seg = blockIdx.y;
@@ -325,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 				}
 			}
 		}
-		a3 = fz_reduce<fz_sum>(a3, 0.0f, fz_red);
+		a3 = fz_reduce<fz_sum>(a3, 0.0f, fz_red + 32 * (fz_rp++ & 1));
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -348,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 				}
 			}
 		}
-		a6 = fz_reduce<fz_sum>(a6, 0.0f, fz_red);
+		a6 = fz_reduce<fz_sum>(a6, 0.0f, fz_red + 32 * (fz_rp++ & 1));
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -416,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 				fz_cst(fz_c0 + (j0 - fz_beg), l0[0]);
 			}
 		}
-		a3 = fz_reduce<fz_sum>(a3, 0.0f, fz_red);
+		a3 = fz_reduce<fz_sum>(a3, 0.0f, fz_red + 32 * (fz_rp++ & 1));
 		if (fz_S > 1) {
 			unsigned long long *fz_p = fz_ws + gridDim.x + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
 			if (threadIdx.x == 0) {
@@ -444,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_row(
 				fz_cst(fz_c4 + (j0 - fz_beg), v4);
 			}
 		}
-		a6 = fz_reduce<fz_sum>(a6, 0.0f, fz_red);
+		a6 = fz_reduce<fz_sum>(a6, 0.0f, fz_red + 32 * (fz_rp++ & 1));
 		if (fz_S > 1) {
 			unsigned long long *fz_p = fz_ws + gridDim.x + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
 			if (threadIdx.x == 0) {
