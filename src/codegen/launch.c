@@ -3,11 +3,7 @@
  *
  * Pointwise: 256 threads a block, each taking V-element chunks in a
  * grid-stride loop, and no more blocks than fill the device once (a
- * resident grid has no tail effect and the loop amortizes the setup). An
- * iteration takes U chunks a thread (pointwise.c), but the grid is not
- * divided by U: a size that fills fewer threads than the device holds still
- * gets a block per 256 chunks, one chunk a thread spread over as many SMs
- * as it can fill, rather than a quarter of the blocks each waiting on four.
+ * resident grid has no tail effect and the loop amortizes the setup).
  *
  * Rows (one entry, schedules by geometry; see cg.h and row.c):
  *   - threads per row G: about 8 chunks (of V elements) a thread, a power of

@@ -9,13 +9,6 @@
  * scalar path of the same loop, which also handles the last partial chunk:
  * one body serves every case, which keeps NVRTC's time down.
  *
- * An iteration takes U chunks, fz_step apart so that every load stays
- * coalesced across the warp, and issues the loads of all U before it
- * computes any: U is chosen per kernel (unroll_chunks) so that a thread has
- * about 64 bytes of loads in flight. Chunks past the end are loaded as zeros
- * by the masked path and not computed. The launch (launch.c) is not divided
- * by U: a small size gets one chunk a thread over as many SMs as it fills.
- *
  * Operands, by how their shape broadcasts into the iteration space:
  *   full     the same shape: element i
  *   scalar   all axes broadcast: loaded once, before the loop
@@ -129,96 +122,40 @@ static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, int vec)
 	return true;
 }
 
-/* Bytes of loads a thread should have in flight, and the most chunks an
- * iteration takes (U), which bounds the registers of loaded values. */
-enum { PW_INFLIGHT_BYTES = 64, PW_MAX_UNROLL = 4 };
-
-/* U, the chunks an iteration of the loop takes. A thread waits on its loads,
- * so the bytes it has in flight hide the memory latency: one 16-byte chunk
- * of a lone input stream (32 KiB an SM at 2048 threads) is too little, most
- * of all when a long computation (tanhf) separates one load from the next.
- * The rule: U = PW_INFLIGHT_BYTES / (bytes a chunk loads from the streamed
- * inputs), 1 to PW_MAX_UNROLL; for f32, one stream 4, two 2, three or more
- * 1 (those kernels keep their single-chunk loop). Streamed: full-size, and
- * broadcasts contiguous in a chunk ([N] in [B, N]), which are loaded as
- * vectors too and cost as many registers. Scalars and broadcasts constant
- * in a chunk ([B, 1] in [B, N]) don't count: one value a chunk, or none.
- * With no streamed input nothing is waited on (stores don't stall a thread)
- * and U is 1. */
-static int unroll_chunks(Cg *c, const Kernel *k, const PwOpd *opd, int vec)
-{
-	int bytes = 0;
-	for (int i = 0; i < k->nparams; i++) {
-		const KParam *kp = &k->params[i];
-		if (kp->kind != PARAM_IN || c->pin[kp->node] != i)
-			continue;
-		if (opd[i].kind == OPD_FULL || (opd[i].kind == OPD_BCAST && opd[i].runs[0].kept))
-			bytes += vec * (int)fz_dtype_size((fz_dtype)c->g->nodes[kp->node].dtype);
-	}
-	int u = bytes > 0 ? PW_INFLIGHT_BYTES / bytes : 1;
-	return u < 1 ? 1 : u > PW_MAX_UNROLL ? PW_MAX_UNROLL : u;
-}
-
-/* One load of input parameter i: chunk i0, or with U > 1 chunk c of the
- * iteration (into row c of its array). */
-static void emit_load(Cg *c, const PwOpd *o, int i, int U)
-{
-	const KParam *kp = &c->k->params[i];
-	const char *row = U > 1 ? "[c]" : "", *at = U > 1 ? "i0 + c * fz_step" : "i0";
-	const char *ind = U > 1 ? "\t\t\t" : "\t\t";
-	if (o->kind == OPD_FULL)
-		sb_printf(c->sb, "%sfz_ld(l%d%s, %s, %s, fz_n, fz_vec);\n", ind, kp->node, row, cg_param_name(c, i), at);
-	else
-		sb_printf(c->sb, "%sfz_ldb<%s>(l%d%s, %s, %s, fz_n, fz_vec, fz_o%d);\n", ind,
-		          o->runs[0].kept ? "true" : "false", kp->node, row, cg_param_name(c, i), at, i);
-}
-
-/* The loop's loads, all before any compute: each streamed input gets an
- * array of U chunks (one chunk, loaded where it is declared, when U is 1). */
-static void emit_loads(Cg *c, const Kernel *k, const PwOpd *opd, int vec, int U)
+static bool emit_body(Cg *c, const Kernel *k, PwOpd *opd, int vec, int32_t need)
 {
 	StrBuf *sb = c->sb;
+	sb_printf(sb, "\tconst long long fz_step = (long long)gridDim.x * blockDim.x * %d;\n", vec);
+	sb_printf(sb, "\tfor (long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; i0 < fz_n; i0 += "
+	              "fz_step) {\n", vec);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_IN || opd[i].kind == OPD_SCALAR || c->pin[kp->node] != i)
 			continue;
-		const char *type = cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype);
-		if (U > 1) {
-			sb_printf(sb, "\t\t%s l%d[%d][%d];\n", type, kp->node, U, vec);
-			c->vname[kp->node] = arena_printf(c->a, "l%d[c][u]", kp->node);
-			continue;
-		}
-		sb_printf(sb, "\t\t%s l%d[%d];\n", type, kp->node, vec);
-		emit_load(c, &opd[i], i, U);
+		const Node *n = &c->g->nodes[kp->node];
+		const char *name = cg_param_name(c, i);
+		sb_printf(sb, "\t\t%s l%d[%d];\n", cg_compute_type((fz_dtype)n->dtype), kp->node, vec);
+		if (opd[i].kind == OPD_FULL)
+			sb_printf(sb, "\t\tfz_ld(l%d, %s, i0, fz_n, fz_vec);\n", kp->node, name);
+		else
+			sb_printf(sb, "\t\tfz_ldb<%s>(l%d, %s, i0, fz_n, fz_vec, fz_o%d);\n", opd[i].runs[0].kept ? "true" : "false",
+			          kp->node, name, i);
 		c->vname[kp->node] = arena_printf(c->a, "l%d[u]", kp->node);
 	}
-	if (U == 1)
-		return;
-	sb_printf(sb, "#pragma unroll\n\t\tfor (int c = 0; c < %d; c++) {\n", U);
-	for (int i = 0; i < k->nparams; i++)
-		if (k->params[i].kind == PARAM_IN && opd[i].kind != OPD_SCALAR && c->pin[k->params[i].node] == i)
-			emit_load(c, &opd[i], i, U);
-	sb_puts(sb, "\t\t}\n");
-}
-
-/* One chunk's values, V elements at a time, into the outputs' arrays sN,
- * then its stores; `ind` is the indentation of the chunk's statements and
- * `at` the chunk's first element. */
-static bool emit_chunk(Cg *c, const Kernel *k, int vec, int32_t need, const char *ind, const char *at)
-{
-	StrBuf *sb = c->sb;
 	int32_t outs = cg_new_stamp(c);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_OUT || c->mark[kp->node] == outs)
 			continue;
 		c->mark[kp->node] = outs;
-		sb_printf(sb, "%s%s s%d[%d];\n", ind, cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, vec);
+		sb_printf(sb, "\t\t%s s%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, vec);
 	}
-	sb_printf(sb, "#pragma unroll\n%sfor (int u = 0; u < %d; u++) {\n", ind, vec);
+	sb_printf(sb, "#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n", vec);
 	for (int i = 0; i < k->nnodes; i++) {
 		NodeId id = k->nodes[i];
-		if ((c->mark[id] != need && c->mark[id] != outs) || cg_is_leaf(c, id))
+		if (c->mark[id] != need && c->mark[id] != outs)
+			continue;
+		if (cg_is_leaf(c, id))
 			continue;
 		const Node *n = &c->g->nodes[id];
 		if (ir_ops[n->op].cls == OC_REDUCE)
@@ -226,8 +163,7 @@ static bool emit_chunk(Cg *c, const Kernel *k, int vec, int32_t need, const char
 		const char *e = cg_node_expr(c, id);
 		if (!e)
 			return false;
-		sb_printf(sb, "%s\tconst %s t%d = %s; // %s\n", ind, cg_compute_type((fz_dtype)n->dtype), id, e,
-		          cg_comment(c, n));
+		sb_printf(sb, "\t\t\tconst %s t%d = %s; // %s\n", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
 		c->vname[id] = arena_printf(c->a, "t%d", id);
 	}
 	int32_t done = cg_new_stamp(c);
@@ -236,41 +172,15 @@ static bool emit_chunk(Cg *c, const Kernel *k, int vec, int32_t need, const char
 		if (kp->kind != PARAM_OUT || c->mark[kp->node] == done)
 			continue;
 		c->mark[kp->node] = done;
-		sb_printf(sb, "%s\ts%d[u] = %s;\n", ind, kp->node, cg_value(c, kp->node));
+		sb_printf(sb, "\t\t\ts%d[u] = %s;\n", kp->node, cg_value(c, kp->node));
 	}
-	sb_printf(sb, "%s}\n", ind);
+	sb_puts(sb, "\t\t}\n");
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_OUT)
-			sb_printf(sb, "%sfz_st(%s, %s, fz_n, fz_vec, s%d);\n", ind, cg_param_name(c, i), at, kp->node);
+			sb_printf(sb, "\t\tfz_st(%s, i0, fz_n, fz_vec, s%d);\n", cg_param_name(c, i), kp->node);
 	}
-	return true;
-}
-
-static bool emit_body(Cg *c, const Kernel *k, PwOpd *opd, int vec, int32_t need)
-{
-	StrBuf *sb = c->sb;
-	int U = unroll_chunks(c, k, opd, vec);
-	sb_printf(sb, "\tconst long long fz_step = (long long)gridDim.x * blockDim.x * %d;\n", vec);
-	if (U > 1)
-		sb_printf(sb, "\t// %d chunks an iteration, fz_step apart (each load coalesced across the warp):\n"
-		              "\t// all their loads are issued before any compute, to keep more bytes in flight\n", U);
-	sb_printf(sb, "\tfor (long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; i0 < fz_n; i0 += "
-	              "%sfz_step) {\n", vec, U > 1 ? arena_printf(c->a, "%d * ", U) : "");
-	emit_loads(c, k, opd, vec, U);
-	if (U == 1) {
-		if (!emit_chunk(c, k, vec, need, "\t\t", "i0"))
-			return false;
-		sb_puts(sb, "\t}\n}\n");
-		return true;
-	}
-	sb_printf(sb, "#pragma unroll\n\t\tfor (int c = 0; c < %d; c++) {\n", U);
-	sb_puts(sb, "\t\t\tconst long long j0 = i0 + c * fz_step;\n"
-	            "\t\t\tif (j0 >= fz_n) // the last iteration's chunks past the end\n"
-	            "\t\t\t\tbreak;\n");
-	if (!emit_chunk(c, k, vec, need, "\t\t\t", "j0"))
-		return false;
-	sb_puts(sb, "\t\t}\n\t}\n}\n");
+	sb_puts(sb, "\t}\n}\n");
 	return true;
 }
 

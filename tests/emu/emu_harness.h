@@ -180,10 +180,7 @@ static void fill(Tensor *t, bool nans)
 
 /* ---- running a plan ------------------------------------------------------------------------ */
 
-/* How a row kernel is launched in a run: the launch's own choice, or forced.
- * Under a forced schedule, pointwise kernels run on a small grid (two blocks
- * of a warp), so that a thread takes several chunks an iteration (the U
- * chunks of pointwise.c), partial groups of them and several iterations. */
+/* How a row kernel is launched in a run: the launch's own choice, or forced. */
 typedef enum { SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, NSCHED } Sched;
 
 static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache"};
@@ -309,9 +306,6 @@ static void run_plan(Run *run)
 			for (int ax = 0; ax + 1 < kn->rank; ax++)
 				rows *= ir_dim_value(kn->domain[ax], run->dims);
 			force(&c->module.kinfo[k], run->sched, rows, ir_dim_value(kn->domain[kn->rank - 1], run->dims), &l);
-		} else if (run->sched != SCHED_AUTO && !l.empty) {
-			l.grid[0] = l.grid[0] < 2 ? l.grid[0] : 2;
-			l.block[0] = 32;
 		}
 		for (int j = 0; j < kn->nparams; j++)
 			if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0)
