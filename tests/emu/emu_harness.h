@@ -82,7 +82,7 @@ static bool emu_build(Compilation *c, EmuModule *m)
 	src = replace(src, "asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(d.b) : \"f\"(v));", "d.b = emu_f2h(v);", true);
 	src = replace(src, "asm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(r));", "r = emu_dyn_smem();", false);
 	src = replace(src, "extern __shared__ fz_a16 fz_smem[];", "fz_a16 *fz_smem = (fz_a16 *)emu_smem();", false);
-	src = replace(src, "__shared__ unsigned long long fz_red[64];", "unsigned long long *fz_red = emu_red();", false);
+	src = replace(src, "__shared__ unsigned long long fz_red[32];", "unsigned long long *fz_red = emu_red();", false);
 	/* what remains of inline PTX is under #if __CUDA_ARCH__ >= 800 (false here) */
 	char path[512], lib[512];
 	int seq = build_seq++;
@@ -180,7 +180,10 @@ static void fill(Tensor *t, bool nans)
 
 /* ---- running a plan ------------------------------------------------------------------------ */
 
-/* How a row kernel is launched in a run: the launch's own choice, or forced. */
+/* How a row kernel is launched in a run: the launch's own choice, or forced.
+ * Under a forced schedule, pointwise kernels run on a small grid (two blocks
+ * of a warp), so that a thread takes several iterations of its grid-stride
+ * loop. */
 typedef enum { SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, NSCHED } Sched;
 
 static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache"};
@@ -306,6 +309,9 @@ static void run_plan(Run *run)
 			for (int ax = 0; ax + 1 < kn->rank; ax++)
 				rows *= ir_dim_value(kn->domain[ax], run->dims);
 			force(&c->module.kinfo[k], run->sched, rows, ir_dim_value(kn->domain[kn->rank - 1], run->dims), &l);
+		} else if (run->sched != SCHED_AUTO && !l.empty) {
+			l.grid[0] = l.grid[0] < 2 ? l.grid[0] : 2;
+			l.block[0] = 32;
 		}
 		for (int j = 0; j < kn->nparams; j++)
 			if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0)

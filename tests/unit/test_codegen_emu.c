@@ -11,9 +11,11 @@
  *
  * Every row kernel runs under every schedule (the launch's own choice, part
  * of a warp a row, a block a row with and without the row cache, split rows
- * with and without the cache), every program at odd and vector-friendly
- * sizes, with inputs aligned and misaligned (the scalar path), and with NaN
- * in float inputs. Without a C++ compiler the test passes with a note.
+ * with and without the cache), every pointwise kernel on the launch's grid
+ * and on a small one (several chunks a thread), every program at odd and
+ * vector-friendly sizes, with inputs aligned and misaligned (the scalar
+ * path), and with NaN in float inputs. Without a C++ compiler the test
+ * passes with a note.
  */
 #include "emu/emu_harness.h"
 
@@ -35,15 +37,17 @@ static void check_program(const char *name, const char *src, int nsets, int ndim
 		bool rows = false;
 		for (int k = 0; k < c->plan.nkernels; k++)
 			rows |= c->plan.kernels[k].kind == KERNEL_ROW;
+		/* pointwise only: the launch's grid, then a small one (SCHED_WARP4) */
 		for (int s = 0; s < nsets; s++)
-			for (int sched = 0; sched < (rows ? NSCHED : 1); sched++)
+			for (int sched = 0; sched < (rows ? NSCHED : 2); sched++)
 				for (int variant = 0; variant < 3; variant++) {
-					if (variant > 0 && sched != SCHED_AUTO && sched != SCHED_LOOP)
+					if (variant > 0 && rows && sched != SCHED_AUTO && sched != SCHED_LOOP)
 						continue; /* the scalar path and NaN: under the launch's choice and uncached */
 					Run run = {.c = c, .m = &m, .dims = sizes + s * ndims, .sched = (Sched)sched,
 					           .misalign = variant == 1, .nans = variant == 2};
 					snprintf(run.what, sizeof run.what, "%s (%s, sizes #%d, %s%s%s)", name, fused ? "fused" : "per-op",
-					         s, sched_name[sched], run.misalign ? ", misaligned" : "", run.nans ? ", NaN" : "");
+					         s, rows || !sched ? sched_name[sched] : "small grid", run.misalign ? ", misaligned" : "",
+					         run.nans ? ", NaN" : "");
 					run_plan(&run);
 				}
 		emu_free(&m);
@@ -162,6 +166,10 @@ static const struct {
 	          "out z = k && (x < mean(x))\n", 2, {{3, 37}, {2, 64}}},
 	/* one row over everything (rank-1 input) */
 	{"vector_rows", "in x: f32[N]\nout s = sum(x)\nout y = x / max(x)\n", 1, {{1000}, {4096}}},
+	/* pointwise kernels of one, two and three streams (f32 and f16) at sizes
+	 * giving several grid-stride iterations and a partial chunk on the small grid */
+	{"grid_stride", "in x: f32[N]\nin y: f32[N]\nin h: f16[N]\nout a = gelu_tanh(x)\nout b = x * y + 1\n"
+	           "out c = f16(h * 2)\n", 1, {{2999}, {4100}}},
 	/* a scalar output, a constant output, an input as output */
 	{"odd_outputs", "in x: f32[N]\nin s: f32\nout a = s * 2\nout b = x\nout c = 3.5\nout d = x + s\n", 1,
 	 {{5}, {64}}},
