@@ -1020,6 +1020,15 @@ static void emit_prologue(RowK *R, StrBuf *sb, int part)
 	}
 }
 
+/* Chunks a thread holds in registers: 16 elements, when what the passes
+ * carry fits (32 make the 64-register bound of 1024-thread blocks spill,
+ * measured with ptxas); 32 for rows of halves (V >= 8), whose entries are
+ * then bound to 512 threads (max_threads): half the bytes an element, so
+ * the same bytes in flight a thread and half the per-row work an element
+ * (H200, 8192x4096: layernorm f16 54.0 -> 49.2 us, softmax f16 66.3 ->
+ * 64.0, layernorm bf16 58.6 -> 56.6). */
+static int reg_elems(const RowK *R) { return R->vec >= 8 ? 32 : 16; }
+
 /* The entry's __launch_bounds__: 1024 threads (64 registers each) only for
  * lean kernels, which is what a 1024-thread block a row needs (the longest
  * rows cached in one block); 512 (128 registers) otherwise, so that wide
@@ -1040,19 +1049,16 @@ static int max_threads(RowK *R)
 	/* the register path's own loop carries less: up to 4 streams without
 	 * long math stay under 64 registers there (ptxas, every example) */
 	if (R->rk > 0 && streams <= 4 && !heavy)
-		return 1024;
+		return reg_elems(R) > 16 ? 512 : 1024;
 	return R->vec <= 4 && streams <= 2 && !heavy ? 1024 : 512;
 }
 
-/* Chunks a thread holds in registers: 16 elements, when what
- * the passes carry fits (32 make the 64-register bound of 1024-thread
- * blocks spill, measured with ptxas). */
 static int reg_chunks(RowK *R)
 {
-	int V = R->vec, K = V >= 2 ? 16 / V : 8, bytes = 0;
+	int V = R->vec, E = reg_elems(R), K = V >= 2 ? E / V : 8, bytes = 0;
 	for (int i = 0; i < R->ncached; i++)
 		bytes += cg_compute_size((fz_dtype)R->c->g->nodes[R->cached[i]].dtype) * K * V;
-	return bytes <= 256 ? K : 0;
+	return bytes <= 16 * E ? K : 0;
 }
 
 static void reset_scratch(RowK *R)

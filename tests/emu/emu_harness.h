@@ -82,7 +82,7 @@ static bool emu_build(Compilation *c, EmuModule *m)
 	src = replace(src, "asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(d.b) : \"f\"(v));", "d.b = emu_f2h(v);", true);
 	src = replace(src, "asm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(r));", "r = emu_dyn_smem();", false);
 	src = replace(src, "extern __shared__ fz_a16 fz_smem[];", "fz_a16 *fz_smem = (fz_a16 *)emu_smem();", false);
-	src = replace(src, "__shared__ unsigned long long fz_red[32];", "unsigned long long *fz_red = emu_red();", false);
+	src = replace(src, "__shared__ unsigned long long fz_red[64];", "unsigned long long *fz_red = emu_red();", false);
 	/* what remains of inline PTX is under #if __CUDA_ARCH__ >= 800 (false here) */
 	char path[512], lib[512];
 	int seq = build_seq++;

@@ -444,25 +444,26 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(ki->slot_bytes[0] + ki->slot_bytes[1], 6);
 	ck_assert_int_eq(ki->vec, 8);
 	pipe_free(c);
-	/* f16 softmax: a 4096-row in registers (2 chunks of 8 a thread, 256
-	 * threads); at 4095 (not a multiple of 8) x cached as f16 and e as f32,
-	 * 24 KiB a row */
+	/* f16 softmax: a 4096-row in registers (4 chunks of 8 a thread, 128
+	 * threads, the entry bound to 512); at 4095 (not a multiple of 8) x
+	 * cached as f16 and e as f32, 24 KiB a row */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
-	ck_assert_int_eq(c->module.kinfo[0].rk, 2);
-	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 32); /* x's next row prefetched, as f16 */
+	ck_assert_int_eq(c->module.kinfo[0].rk, 4);
+	ck_assert_int_eq(c->module.kinfo[0].max_threads, 512);
+	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 64); /* x's next row prefetched, as f16 */
 	l = launch(c, 0, (int64_t[]){4096, 4096});
 	ck_assert_int_eq(l.schedule, CG_SCHED_BLOCK);
-	ck_assert_uint_eq(l.smem, 256 * 32);
-	ck_assert_uint_eq(l.block[0], 256);
+	ck_assert_uint_eq(l.smem, 128 * 64);
+	ck_assert_uint_eq(l.block[0], 128);
 	ck_assert(l.resident); /* blocks loop over rows, as many as threads and shared memory */
-	ck_assert_uint_eq(l.grid[0], 132 * 8); /* let fit (the runtime cuts it to what registers do) */
+	ck_assert_uint_eq(l.grid[0], 132 * 16); /* let fit (the runtime cuts it to what registers do) */
 	l = launch(c, 0, (int64_t[]){100, 4096}); /* few rows: a block each */
 	ck_assert_uint_eq(l.grid[0], 100);
 	l = launch(c, 0, (int64_t[]){4096, 4095}); /* not in registers: a block a row */
 	ck_assert(!l.resident);
 	l = launch(c, 0, (int64_t[]){4096, 4095});
 	ck_assert_uint_eq(l.smem, 8192 + 16384);
-	ck_assert_uint_eq(l.block[0], 256);
+	ck_assert_uint_eq(l.block[0], 128); /* 9 blocks' caches an SM: 1152 threads */
 	pipe_free(c);
 	/* heavy (gelu, three streams): bound to 512 threads, x and r prefetched
 	 * (not b, the same every row): 2 blocks of 256 resident an SM */
