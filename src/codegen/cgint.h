@@ -32,6 +32,7 @@ struct CgKernelInfo {
 	int rk;                        /* row: chunks a thread holds in registers when a whole
 	                                  row fits (length a multiple of vec, one block or
 	                                  less a row); 0: no register path */
+	bool heavy;                    /* long math (tanh, erf, sin, pow, ...) per element */
 	int pf_bytes;                  /* row: shared memory a thread of the register path
 	                                  copies its next row's chunks into (0: none) */
 };
@@ -101,6 +102,9 @@ void cg_bind_params(Cg *c, const Kernel *k);
 void cg_unbind_params(Cg *c, const Kernel *k);
 /* Is node id computed by kernel k (listed in k->nodes)? Uses c->mark with the given stamp. */
 bool cg_is_leaf(Cg *c, NodeId id);
+/* Ops whose CUDA math takes tens of instructions an element (tanhf, erff,
+ * sinf, powf, ...), which change what bounds a memory-bound kernel. */
+bool cg_long_math(Op op);
 /* Node shape aligned to a domain of rank r: dim of axis ax (1 where missing). */
 Dim cg_dim_at(const Node *n, int r, int ax);
 

@@ -369,6 +369,12 @@ void cg_unbind_params(Cg *c, const Kernel *k)
 	}
 }
 
+bool cg_long_math(Op op)
+{
+	return op == OP_TANH || op == OP_ERF || op == OP_GELU || op == OP_GELU_TANH || op == OP_SIN || op == OP_COS ||
+	       op == OP_POW;
+}
+
 bool cg_is_leaf(Cg *c, NodeId id)
 {
 	const Node *n = &c->g->nodes[id];

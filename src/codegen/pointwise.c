@@ -191,6 +191,8 @@ bool cg_pointwise(Cg *c)
 	c->vec = vec;
 	c->info->vec = vec;
 	c->info->max_threads = 256;
+	for (int i = 0; i < k->nnodes; i++)
+		c->info->heavy |= cg_long_math((Op)c->g->nodes[k->nodes[i]].op);
 	PwOpd *opd = ARENA_ARRAY(c->a, PwOpd, k->nparams + 1);
 	emit_header(c, k, vec);
 	if (!emit_prologue(c, k, opd, vec))

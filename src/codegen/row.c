@@ -1043,9 +1043,9 @@ static int max_threads(RowK *R)
 	bool heavy = false;
 	for (int i = 0; i < k->nnodes; i++) {
 		Op op = (Op)c->g->nodes[k->nodes[i]].op;
-		heavy |= is_colv(R, k->nodes[i]) && (op == OP_TANH || op == OP_ERF || op == OP_GELU || op == OP_GELU_TANH ||
-		                                     op == OP_SIN || op == OP_COS || op == OP_POW);
+		heavy |= is_colv(R, k->nodes[i]) && cg_long_math(op);
 	}
+	c->info->heavy = heavy;
 	/* the register path's own loop carries less: up to 4 streams without
 	 * long math stay under 64 registers there (ptxas, every example) */
 	if (R->rk > 0 && streams <= 4 && !heavy)

@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -515,7 +516,9 @@ START_TEST(pointwise_grids)
 	CgLaunch l = launch(c, 0, (int64_t[]){64 << 20});
 	ck_assert_int_eq(l.schedule, CG_SCHED_POINTWISE);
 	ck_assert_uint_eq(l.block[0], 256);
-	ck_assert_uint_eq(l.grid[0], 132 * 8); /* one resident wave, grid-stride */
+	ck_assert_uint_eq(l.grid[0], (64 << 20) / 4 / 256); /* light: a block per 256 chunks */
+	ck_assert(!l.resident);
+	ck_assert_uint_eq(launch(c, 0, (int64_t[]){(int64_t)1 << 62}).grid[0], INT_MAX); /* the loop takes the rest */
 	l = launch(c, 0, (int64_t[]){4096});
 	ck_assert_uint_eq(l.block[0], 256);
 	ck_assert_uint_eq(l.grid[0], 4); /* 1024 chunks of 4 */
@@ -523,6 +526,15 @@ START_TEST(pointwise_grids)
 	ck_assert_uint_eq(l.block[0], 32);
 	ck_assert_uint_eq(l.grid[0], 1);
 	ck_assert(launch(c, 0, (int64_t[]){0}).empty);
+	pipe_free(c);
+	/* long math: one resident wave of a grid-stride loop (the runtime cuts
+	 * it to what the entry's registers fit) */
+	c = compile_mode("in x: f32[N]\nout y = tanh(x) * x\n", true);
+	ck_assert(c->module.kinfo[0].heavy);
+	l = launch(c, 0, (int64_t[]){64 << 20});
+	ck_assert_uint_eq(l.grid[0], 132 * 8);
+	ck_assert(l.resident);
+	ck_assert_uint_eq(launch(c, 0, (int64_t[]){4096}).grid[0], 4);
 	pipe_free(c);
 }
 END_TEST
