@@ -54,7 +54,9 @@ same_text unknown_option err "fusec: unknown option '--fast' (see fusec run --he
 expect dim_syntax 2 -- "$fusec" run softmax.fz --cpu --dim B
 same_text dim_syntax err "fusec: --dim expects NAME=VALUE, got 'B'"
 expect dim_size 2 -- "$fusec" run softmax.fz --cpu --dim B=-1
-same_text dim_size err "fusec: --dim B=-1: the size must be a non-negative integer"
+same_text dim_size err "fusec: --dim B=-1: the size must be an integer from 0 to 2^62"
+expect dim_too_big 2 -- "$fusec" run softmax.fz --cpu --dim B=4611686018427387905
+same_text dim_too_big err "fusec: --dim B=4611686018427387905: the size must be an integer from 0 to 2^62"
 expect dim_missing 2 -- "$fusec" run softmax.fz --cpu --dim
 same_text dim_missing err "fusec: --dim expects a value"
 expect seed 2 -- "$fusec" run softmax.fz --cpu --seed x1

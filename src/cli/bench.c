@@ -162,7 +162,7 @@ static int parse_dim(BenchOptions *o, const char *v)
 		return EXIT_USAGE;
 	}
 	if (!parse_int(eq + 1, 0, (int64_t)1 << 62, &size)) {
-		cli_error("--dim %s: the size must be a non-negative integer", v);
+		cli_error("--dim %s: the size must be an integer from 0 to 2^62", v);
 		return EXIT_USAGE;
 	}
 	char *name = strndup(v, (size_t)(eq - v));

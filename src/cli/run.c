@@ -112,7 +112,7 @@ static int parse_run_options(int argc, char **argv, RunOptions *o)
 			if (!split_named("--dim", v, &o->dims[o->ndims]))
 				return EXIT_USAGE;
 			if (!parse_u64(o->dims[o->ndims].value, (uint64_t)1 << 62, &u)) {
-				cli_error("--dim %s: the size must be a non-negative integer", v);
+				cli_error("--dim %s: the size must be an integer from 0 to 2^62", v);
 				return EXIT_USAGE;
 			}
 			o->ndims++;

@@ -151,7 +151,7 @@ START_TEST(usage_errors)
 		{{"bench", "--warmup", "-1", NULL}, "fusec: --warmup expects an integer from 0 to 1000000, got '-1'\n"},
 		{{"bench", "--mode", "all", NULL}, "fusec: --mode expects fused, per-op or both, got 'all'\n"},
 		{{"bench", "--dim", "B", NULL}, "fusec: --dim expects NAME=SIZE, got 'B'\n"},
-		{{"bench", "--dim", "B=-3", NULL}, "fusec: --dim B=-3: the size must be a non-negative integer\n"},
+		{{"bench", "--dim", "B=-3", NULL}, "fusec: --dim B=-3: the size must be an integer from 0 to 2^62\n"},
 		{{"bench", "--seed", "x", NULL}, "fusec: --seed expects a non-negative integer, got 'x'\n"},
 		{{"bench", "--reps", NULL}, "fusec: --reps expects a value\n"},
 		{{"bench", "--fast", NULL}, "fusec: bench: unknown option '--fast' (see fusec bench --help)\n"},
