@@ -1148,7 +1148,10 @@ static bool emit_kernel(RowK *R)
 	emit_offsets(R, &before, &inside, &inside_reg);
 	sb_printf(save, "\n// ---- kernel %s: rows of %s, %d pass%s over each row, then the epilogue\n", k->name,
 	          ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es");
-	sb_printf(save, "extern \"C\" __global__ void __launch_bounds__(%d) %s_row", c->info->max_threads, c->kname);
+	if (c->info->max_threads == 1024 && R->rk > 0)
+		sb_printf(save, "extern \"C\" __global__ void FZ_LEAN_ROW %s_row", c->kname);
+	else
+		sb_printf(save, "extern \"C\" __global__ void __launch_bounds__(%d) %s_row", c->info->max_threads, c->kname);
 	cg_signature(c, k, true);
 	sb_puts(save, "{\n");
 	sb_putn(save, before.buf ? before.buf : "", before.len);
