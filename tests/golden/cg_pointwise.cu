@@ -34,6 +34,32 @@ __device__ __forceinline__ void fz_out(fz_bf16 &d, float v)
 }
 // V elements moved as one access of up to 16 bytes (or several).
 template <class S, int V> struct alignas(sizeof(S) * V < 16 ? sizeof(S) * V : 16) fz_vec { S e[V]; };
+// A vector's elements to and from the compute type. bf16 pairs are unpacked
+// from their 32-bit word by a shift and a mask, not an extract and a shift
+// each (ptxas already packs pairs of f16/bf16 stores into one instruction).
+template <class C, class S, int V> __device__ __forceinline__ void fz_unpack(C (&o)[V], const fz_vec<S, V> &v)
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		o[u] = fz_in(v.e[u]);
+}
+template <int V> __device__ __forceinline__ void fz_unpack(float (&o)[V], const fz_vec<fz_bf16, V> &v)
+{
+	const unsigned *w = reinterpret_cast<const unsigned *>(v.e);
+#pragma unroll
+	for (int u = 0; u < V / 2; u++) {
+		o[2 * u] = __uint_as_float(w[u] << 16);
+		o[2 * u + 1] = __uint_as_float(w[u] & 0xffff0000u);
+	}
+	if (V % 2)
+		o[V - 1] = fz_in(v.e[V - 1]);
+}
+template <class C, class S, int V> __device__ __forceinline__ void fz_pack(fz_vec<S, V> &v, const C (&o)[V])
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		fz_out(v.e[u], o[u]);
+}
 __device__ __forceinline__ bool fz_aligned(const void *p, unsigned a) { return ((unsigned long long)p & (a - 1)) == 0; }
 // Elements j0 .. j0+V-1 of p that are below n (zero beyond), converted to the
 // compute type: one vector access when `vec` says the rows are aligned.
@@ -42,9 +68,7 @@ __device__ __forceinline__ void fz_ld(C (&o)[V], const S *__restrict__ p, long l
 {
 	if (vec && j0 + V <= n) {
 		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
-#pragma unroll
-		for (int u = 0; u < V; u++)
-			o[u] = fz_in(v.e[u]);
+		fz_unpack(o, v);
 	} else {
 #pragma unroll
 		for (int u = 0; u < V; u++)
@@ -56,9 +80,7 @@ __device__ __forceinline__ void fz_st(S *__restrict__ p, long long j0, long long
 {
 	if (vec && j0 + V <= n) {
 		fz_vec<S, V> v;
-#pragma unroll
-		for (int u = 0; u < V; u++)
-			fz_out(v.e[u], o[u]);
+		fz_pack(v, o);
 		*reinterpret_cast<fz_vec<S, V> *>(p + j0) = v;
 	} else {
 #pragma unroll
