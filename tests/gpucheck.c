@@ -13,6 +13,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
+int gc_context(const char *name, fz_context **ctx)
+{
+	fz_status s = fz_context_create(0, ctx);
+	if (s == FZ_ERR_NO_DRIVER || s == FZ_ERR_NO_DEVICE) {
+		printf("%s: skipped: %s\n", name, fz_last_error());
+		return 77;
+	}
+	if (s != FZ_OK) {
+		printf("%s: cannot create a context: %s: %s\n", name, fz_status_string(s), fz_last_error());
+		return 1;
+	}
+	return 0;
+}
+
 long gc_env_long(const char *name, long dflt)
 {
 	const char *e = getenv(name);

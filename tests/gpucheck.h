@@ -49,4 +49,9 @@ void gc_save(const char *dir, const char *stem, const GcCase *c, char *path, siz
 /* An integer from the environment, or dflt. */
 long gc_env_long(const char *name, long dflt);
 
+/* A GPU test's context: 0 with *ctx set; 77 (skip), printing "NAME: skipped:
+ * why", without a driver or device; 1, printing the error, on any other
+ * failure. Meant for `if ((rc = gc_context(...)) != 0) return rc;`. */
+int gc_context(const char *name, fz_context **ctx);
+
 #endif

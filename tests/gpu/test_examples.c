@@ -209,15 +209,9 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fz_context *ctx;
-	fz_status s = fz_context_create(0, &ctx);
-	if (s == FZ_ERR_NO_DRIVER || s == FZ_ERR_NO_DEVICE) {
-		printf("test_examples: skipped: %s\n", fz_last_error());
-		return 77;
-	}
-	if (s != FZ_OK) {
-		printf("test_examples: cannot create a context: %s: %s\n", fz_status_string(s), fz_last_error());
-		return 1;
-	}
+	int rc = gc_context("test_examples", &ctx);
+	if (rc != 0)
+		return rc;
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s", tu_path("examples"));
 	int n;

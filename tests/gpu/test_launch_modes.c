@@ -17,6 +17,7 @@
 
 #include "fusec.h"
 #include "runtime/rt.h"
+#include "gpucheck.h"
 #include "testutil.h"
 
 static fz_context *ctx;
@@ -297,15 +298,10 @@ int main(void)
 	if (!mkdtemp(cache_dir))
 		return 1;
 	setenv("FUSEC_CACHE_DIR", cache_dir, 1);
-	fz_status s = fz_context_create(0, &ctx);
-	if (s == FZ_ERR_NO_DRIVER || s == FZ_ERR_NO_DEVICE) {
-		printf("skipped: %s\n", fz_last_error());
+	int rc = gc_context("test_launch_modes", &ctx);
+	if (rc != 0) {
 		rmdir(cache_dir);
-		return 77;
-	}
-	if (s != FZ_OK) {
-		printf("fz_context_create: %s\n", fz_last_error());
-		return 1;
+		return rc;
 	}
 	Suite *su = suite_create("launch_modes");
 	TCase *tc = tcase_create("gpu");

@@ -192,15 +192,9 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	Shared sh = {.size = size_from_env(), .outdir = getenv("FUSEC_TEST_OUT")};
-	fz_status s = fz_context_create(0, &sh.ctx);
-	if (s == FZ_ERR_NO_DRIVER || s == FZ_ERR_NO_DEVICE) {
-		printf("test_random: skipped: %s\n", fz_last_error());
-		return 77;
-	}
-	if (s != FZ_OK) {
-		printf("test_random: cannot create a context: %s: %s\n", fz_status_string(s), fz_last_error());
-		return 1;
-	}
+	int rc = gc_context("test_random", &sh.ctx);
+	if (rc != 0)
+		return rc;
 	fz_device_info dev;
 	fz_context_info(sh.ctx, &dev);
 	sh.next = (uint64_t)gc_env_long("FUSEC_RANDOM_SEED0", 1);

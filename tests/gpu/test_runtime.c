@@ -19,6 +19,7 @@
 #include "ir/interp.h"
 #include "runtime/compare.h"
 #include "runtime/rt.h"
+#include "gpucheck.h"
 #include "testutil.h"
 
 static fz_context *ctx;
@@ -531,15 +532,10 @@ int main(void)
 		return 1;
 	}
 	setenv("FUSEC_CACHE_DIR", cache_dir, 1);
-	fz_status s = fz_context_create(0, &ctx);
-	if (s == FZ_ERR_NO_DRIVER || s == FZ_ERR_NO_DEVICE) {
-		printf("skipped: %s\n", fz_last_error());
+	int rc = gc_context("test_runtime", &ctx);
+	if (rc != 0) {
 		rmdir(cache_dir);
-		return 77;
-	}
-	if (s != FZ_OK) {
-		printf("fz_context_create: %s\n", fz_last_error());
-		return 1;
+		return rc;
 	}
 	Suite *su = suite_create("runtime");
 	TCase *tc = tcase_create("gpu");
