@@ -465,6 +465,43 @@ static void emit_partials(RowK *R, int q, bool open)
 	}
 }
 
+/* A chunk's V elements, shared by both row loops: arrays for the values
+ * stored or cached after the loop, then the u-loop computing the pass's
+ * nodes and accumulating its reductions (per element, checked against the
+ * segment's end, in the general loop; into per-chunk partials in the
+ * register path, see emit_partials). */
+static bool emit_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg)
+{
+	Cg *c = R->c;
+	StrBuf *sb = c->sb;
+	int V = R->vec;
+	int32_t arr = cg_new_stamp(c);
+	for (int i = 0; i < nt; i++) {
+		NodeId id = t[i];
+		bool keep = (is_colv(R, id) && c->ph[id] == q && param_of(R, id, PARAM_OUT) >= 0) || slot_of(R, id) >= 0;
+		if (!keep || cg_is_leaf(c, id) || c->mark2[id] == arr)
+			continue;
+		c->mark2[id] = arr;
+		sb_printf(sb, "\t\t\t\t%s v%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
+	}
+	if (reg)
+		emit_partials(R, q, true);
+	sb_printf(sb, "#pragma unroll\n\t\t\t\tfor (int u = 0; u < %d; u++) {\n", V);
+	for (int i = 0; i < m->ncomp; i++)
+		if (!emit_node(R, m->comp[i], 5))
+			return false;
+	emit_accumulate(R, q, 5, !reg);
+	for (int i = 0; i < nt; i++)
+		if (c->mark2[t[i]] == arr) {
+			c->mark2[t[i]] = 0;
+			sb_printf(sb, "\t\t\t\t\tv%d[u] = %s;\n", t[i], cg_value(c, t[i]));
+		}
+	sb_puts(sb, "\t\t\t\t}\n");
+	if (reg)
+		emit_partials(R, q, false);
+	return true;
+}
+
 /* The chunk loop of pass q over this thread's chunks of the row. */
 static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 {
@@ -492,26 +529,8 @@ static bool emit_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int n
 	}
 	emit_freads(R, m, 4);
 	/* arrays for values stored or cached after the loop */
-	int32_t arr = cg_new_stamp(c);
-	for (int i = 0; i < nt; i++) {
-		NodeId id = t[i];
-		bool keep = (is_colv(R, id) && c->ph[id] == q && param_of(R, id, PARAM_OUT) >= 0) || slot_of(R, id) >= 0;
-		if (!keep || cg_is_leaf(c, id) || c->mark2[id] == arr)
-			continue;
-		c->mark2[id] = arr;
-		sb_printf(sb, "\t\t\t\t%s v%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
-	}
-	sb_printf(sb, "#pragma unroll\n\t\t\t\tfor (int u = 0; u < %d; u++) {\n", V);
-	for (int i = 0; i < m->ncomp; i++)
-		if (!emit_node(R, m->comp[i], 5))
-			return false;
-	emit_accumulate(R, q, 5, true);
-	for (int i = 0; i < nt; i++)
-		if (c->mark2[t[i]] == arr) {
-			c->mark2[t[i]] = 0;
-			sb_printf(sb, "\t\t\t\t\tv%d[u] = %s;\n", t[i], cg_value(c, t[i]));
-		}
-	sb_puts(sb, "\t\t\t\t}\n");
+	if (!emit_elements(R, q, m, t, nt, false))
+		return false;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_OUT && is_colv(R, kp->node) && c->ph[kp->node] == q)
@@ -652,28 +671,8 @@ static bool emit_chunks_reg(RowK *R, int q, const Closure *m, const NodeId *t, i
 	}
 	for (int i = 0; i < m->nfread; i++)
 		c->vname[m->fread[i]] = arena_printf(c->a, "fz_g%d[k][u]", m->fread[i]);
-	int32_t arr = cg_new_stamp(c);
-	for (int i = 0; i < nt; i++) {
-		NodeId id = t[i];
-		bool keep = (is_colv(R, id) && c->ph[id] == q && param_of(R, id, PARAM_OUT) >= 0) || slot_of(R, id) >= 0;
-		if (!keep || cg_is_leaf(c, id) || c->mark2[id] == arr)
-			continue;
-		c->mark2[id] = arr;
-		sb_printf(sb, "\t\t\t\t%s v%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, V);
-	}
-	emit_partials(R, q, true);
-	sb_printf(sb, "#pragma unroll\n\t\t\t\tfor (int u = 0; u < %d; u++) {\n", V);
-	for (int i = 0; i < m->ncomp; i++)
-		if (!emit_node(R, m->comp[i], 5))
-			return false;
-	emit_accumulate(R, q, 5, false);
-	for (int i = 0; i < nt; i++)
-		if (c->mark2[t[i]] == arr) {
-			c->mark2[t[i]] = 0;
-			sb_printf(sb, "\t\t\t\t\tv%d[u] = %s;\n", t[i], cg_value(c, t[i]));
-		}
-	sb_puts(sb, "\t\t\t\t}\n");
-	emit_partials(R, q, false);
+	if (!emit_elements(R, q, m, t, nt, true))
+		return false;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		NodeId id = kp->node;
