@@ -64,7 +64,8 @@ typedef struct RowK {
 	int *cslot;
 	int ncached;
 	bool *used;             /* per param: used by the emitted code */
-	const char **roff;      /* per param: row offset expression */
+	const char **roff;      /* per param: row offset expression "fz_r<d>", or NULL */
+	int *rdecl;             /* per param: d, the parameter declaring that offset */
 } RowK;
 
 /* ---- analysis ------------------------------------------------------------------ */
@@ -576,8 +577,8 @@ static void emit_pf_issue(RowK *R, const char *off, const char *depth)
 		NodeId id = R->pf[i];
 		int p = c->pin[id];
 		row_ptr(R, p); /* marks it used */
-		sb_printf(sb, "%s\t\tfz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%s, j0, fz_vec);\n", depth, R->vec, id, R->vec,
-		          cg_param_name(c, p), off, R->roff[p] + 4);
+		sb_printf(sb, "%s\t\tfz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_vec);\n", depth, R->vec, id, R->vec,
+		          cg_param_name(c, p), off, R->rdecl[p]);
 	}
 	sb_printf(sb, "%s\t}\n%s}\n", depth, depth);
 }
@@ -847,6 +848,7 @@ static void plan_offsets(RowK *R)
 	const Kernel *k = R->k;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	R->roff = ARENA_ARRAY(c->a, const char *, k->nparams + 1);
+	R->rdecl = ARENA_ARRAY(c->a, int, k->nparams + 1);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_IN && kp->kind != PARAM_OUT)
@@ -858,13 +860,14 @@ static void plan_offsets(RowK *R)
 			rowvar |= runs[j].kept;
 		if (!rowvar)
 			continue;
-		R->roff[i] = arena_printf(c->a, "fz_r%d", i);
 		/* parameters of the same shape (and layout) share one offset */
+		R->rdecl[i] = i;
 		for (int j = 0; j < i; j++)
 			if (R->roff[j] && same_layout(R, k->params[j].node, kp->node)) {
-				R->roff[i] = R->roff[j];
+				R->rdecl[i] = R->rdecl[j];
 				break;
 			}
+		R->roff[i] = arena_printf(c->a, "fz_r%d", R->rdecl[i]);
 	}
 }
 
@@ -878,18 +881,14 @@ static void emit_offsets(RowK *R, StrBuf *before, StrBuf *inside, StrBuf *inside
 	StrBuf *save = c->sb;
 	for (int i = 0; i < k->nparams; i++)
 		if (R->roff[i] && R->used[i])
-			for (int j = 0; j < k->nparams; j++)
-				if (R->roff[j] == R->roff[i])
-					R->used[j] = true; /* the one that declares it */
+			R->used[R->rdecl[i]] = true; /* the one that declares it */
 	bool *next = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	for (int i = 0; i < R->npf; i++)
-		for (int j = 0; j < k->nparams; j++)
-			if (R->roff[j] && R->roff[j] == R->roff[c->pin[R->pf[i]]])
-				next[j] = true;
+		next[R->rdecl[c->pin[R->pf[i]]]] = true;
 	if (R->npf > 0)
 		sb_puts(inside_reg, "\t\tconst long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;\n");
 	for (int i = 0; i < k->nparams; i++) {
-		if (!R->roff[i] || !R->used[i] || strcmp(R->roff[i], arena_printf(c->a, "fz_r%d", i)) != 0)
+		if (!R->roff[i] || !R->used[i] || R->rdecl[i] != i)
 			continue;
 		const Node *n = &c->g->nodes[k->params[i].node];
 		CgRun runs[FZ_MAX_RANK];
