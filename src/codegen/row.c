@@ -703,8 +703,7 @@ static void emit_finish(RowK *R, int q)
 		if (c->ph[red] != q + 1)
 			continue;
 		const Node *n = &c->g->nodes[red];
-		sb_printf(sb, "\t\ta%d = fz_reduce<%s>(a%d, %s, fz_red + 32 * (fz_rp++ & 1));\n", red, acc_op(n), red,
-		          acc_identity(R, red));
+		sb_printf(sb, "\t\ta%d = fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));\n", red, acc_op(n), red);
 		nr++;
 	}
 	/* split rows: every block of the row gets every block's partial results */

@@ -149,7 +149,7 @@ struct fz_max {
 struct fz_min {
 	template <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_minimum(a, b); }
 };
-template <class Op, class T> __device__ __noinline__ T fz_reduce(T v, T id, unsigned long long *red)
+template <class Op, class T> __device__ __noinline__ T fz_reduce(T v, unsigned long long *red)
 {
 	const int g = blockDim.x;
 #pragma unroll
@@ -166,7 +166,6 @@ template <class Op, class T> __device__ __noinline__ T fz_reduce(T v, T id, unsi
 		for (int o = w >> 1; o > 0; o >>= 1)
 			v = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));
 	}
-	(void)id;
 	return v;
 }
 // The row cache in shared memory: V elements of a thread's chunk.
@@ -354,7 +353,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 				}
 			}
 		}
-		a3 = fz_reduce<fz_sum>(a3, 0.0f, fz_red + 32 * (fz_rp++ & 1));
+		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -377,7 +376,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 				}
 			}
 		}
-		a6 = fz_reduce<fz_sum>(a6, 0.0f, fz_red + 32 * (fz_rp++ & 1));
+		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -445,7 +444,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 				fz_cst(fz_c0 + (j0 - fz_beg), l0[0]);
 			}
 		}
-		a3 = fz_reduce<fz_sum>(a3, 0.0f, fz_red + 32 * (fz_rp++ & 1));
+		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
 		if (fz_S > 1) {
 			unsigned long long *fz_p = fz_ws + gridDim.x + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
 			if (threadIdx.x == 0) {
@@ -473,7 +472,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 				fz_cst(fz_c4 + (j0 - fz_beg), v4);
 			}
 		}
-		a6 = fz_reduce<fz_sum>(a6, 0.0f, fz_red + 32 * (fz_rp++ & 1));
+		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
 		if (fz_S > 1) {
 			unsigned long long *fz_p = fz_ws + gridDim.x + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
 			if (threadIdx.x == 0) {
