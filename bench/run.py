@@ -151,12 +151,17 @@ def dims_label(w):
     return "x".join(str(v) for v in vals)
 
 
-def fusec_cmd(fusec, examples, w, reps, warmup, extra=()):
+def device_opt(device):
+    """fusec's option for a GPU other than the first (none for device 0)."""
+    return ["--device", str(device)] if device else []
+
+
+def fusec_cmd(fusec, examples, w, reps, warmup, extra=(), device=0):
     cmd = [fusec, "bench", program_path(examples, w["program"])]
     for k, v in w["dims"].items():
         cmd += ["--dim", "%s=%d" % (k, v)]
     cmd += ["--json", "--reps", str(reps), "--warmup", str(warmup)]
-    cmd += list(extra)
+    cmd += list(extra) + device_opt(device)
     return cmd
 
 
@@ -285,7 +290,8 @@ def fusec_env(args):
 def run_fusec(args, w, log):
     """fusec bench --json for one workload: the parsed object, or an error."""
     reps, warmup = (args.fusec_reps_small, 100) if w["launch_bound"] else (args.fusec_reps, 20)
-    cmd = fusec_cmd(args.fusec, args.examples, w, reps, warmup, ["--graph"] if w["launch_bound"] else [])
+    cmd = fusec_cmd(args.fusec, args.examples, w, reps, warmup, ["--graph"] if w["launch_bound"] else [],
+                    args.device)
     log("  $ " + " ".join(cmd))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.fusec_timeout,
@@ -457,7 +463,7 @@ def check_fusec_run(ctx, w, progs, log):
             a = v.float() if dt == "bf16" else v  # bf16 travels as <f4, exactly
             np.save(f, a.cpu().numpy())
             cmd += ["--in", "%s=%s" % (name, f)]
-        cmd += ["--out-dir", d]
+        cmd += ["--out-dir", d] + device_opt(args.device)
         log("  $ " + " ".join(cmd))
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.fusec_timeout,
                            env=fusec_env(args))
@@ -502,7 +508,7 @@ def jit_start(args, log):
     """Cold (empty cache dir) and warm (disk cache) start of one program."""
     prog, dims = JIT_PROGRAM
     w = W("jit", prog, prog, dims)
-    cmd = fusec_cmd(args.fusec, args.examples, w, 5, 1, ["--mode", "fused"])
+    cmd = fusec_cmd(args.fusec, args.examples, w, 5, 1, ["--mode", "fused"], args.device)
     cache = tempfile.mkdtemp(prefix="fusec-jit-")
     env = dict(os.environ, **{CACHE_ENV: cache})
     res = {"program": prog, "dims": dims, "command": " ".join(cmd)}
@@ -613,6 +619,7 @@ def parse_args(argv):
     ap.add_argument("--no-check", action="store_true",
                     help="skip the checks against a float64 reference (torch variants, fusec run)")
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--device", type=int, default=0, help="GPU ordinal, for fusec and torch")
     ap.add_argument("--copy-mib", type=int, default=1024, help="size of the copied tensor")
     ap.add_argument("--warmup-ms", type=int, default=25, help="do_bench warm-up (ms)")
     ap.add_argument("--rep-ms", type=int, default=100, help="do_bench repetition time (ms)")
@@ -631,8 +638,9 @@ def save(doc, path):
 
 
 def environment(torch, triton):
-    p = torch.cuda.get_device_properties(0)
-    env = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "device": torch.cuda.get_device_name(0),
+    p = torch.cuda.get_device_properties(torch.cuda.current_device())
+    env = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "device": torch.cuda.get_device_name(),
+           "ordinal": torch.cuda.current_device(),
            "sm_count": p.multi_processor_count, "l2_bytes": getattr(p, "L2_cache_size", None),
            "memory_bytes": p.total_memory, "torch": torch.__version__, "triton": triton.__version__,
            "cuda": torch.version.cuda, "python": sys.version.split()[0]}
@@ -665,6 +673,7 @@ def main(argv):
     import triton
     import triton.testing  # noqa: F401
 
+    torch.cuda.set_device(args.device)  # "cuda" is now this GPU for every tensor below
     t_start = time.perf_counter()
 
     def log(msg):

@@ -170,6 +170,7 @@ static fz_status open_device(fz_context *ctx, int device)
 		return rt_fail(NULL, FZ_ERR_NO_DEVICE, "no CUDA device: device %d was requested; the driver sees %d (0 to %d)",
 		               device, count, count - 1);
 	ctx->ordinal = device;
+	ctx->multi_device = count > 1;
 	if ((r = CU(cuDeviceGet)(&ctx->dev, device)) != CUDA_SUCCESS)
 		return init_failure(r, "cuDeviceGet");
 	if ((r = CU(cuDevicePrimaryCtxRetain)(&ctx->cu, ctx->dev)) != CUDA_SUCCESS)
@@ -265,6 +266,21 @@ void fz_context_cache_stats(fz_context *ctx, fz_cache_stats *out)
 }
 
 /* ---- device memory ------------------------------------------------------------------- */
+
+fz_status rt_check_device_ptr(fz_context *ctx, char *err, const char *what, const char *name, CUdeviceptr p)
+{
+	if (!ctx->multi_device || !p || rt_push(ctx, err) != FZ_OK)
+		return FZ_OK;
+	int ordinal = -1;
+	CUresult r = CU(cuPointerGetAttribute)(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p);
+	rt_pop();
+	/* Memory the driver does not know (host memory, say) is left to the
+	 * kernels: under HMM it may well be reachable. */
+	if (r != CUDA_SUCCESS || ordinal == ctx->ordinal)
+		return FZ_OK;
+	return rt_fail(err, FZ_ERR_BINDING, "%s '%s' is memory of device %d, but this run is on device %d", what, name,
+	               ordinal, ctx->ordinal);
+}
 
 fz_status fz_device_alloc(fz_context *ctx, size_t bytes, void **ptr)
 {

@@ -60,7 +60,8 @@
 	X(cuGraphInstantiateWithFlags, 11040) \
 	X(cuGraphLaunch, 10000)             \
 	X(cuGraphExecDestroy, 10000)        \
-	X(cuGraphDestroy, 10000)
+	X(cuGraphDestroy, 10000)              \
+	X(cuPointerGetAttribute, 4000)
 
 typedef struct RtCu {
 #define RT_CU_FIELD(name, ver) PFN_##name##_v##ver name##_;

@@ -411,6 +411,8 @@ fz_status fz_run_bind_input(fz_run *r, const char *name, const void *device_ptr,
 		return rt_fail(r->err, FZ_ERR_LIMIT, "input '%s' has too many elements", name);
 	if (!device_ptr && numel > 0)
 		return rt_fail(r->err, FZ_ERR_ARGUMENT, "input '%s': device pointer is NULL", name);
+	if ((s = rt_check_device_ptr(r->ctx, r->err, "input", name, (CUdeviceptr)(uintptr_t)device_ptr)) != FZ_OK)
+		return s;
 	set_input_shape(r, in, BIND_DEVICE, rank, shape);
 	r->slot[r->g->inputs[i].node] = (CUdeviceptr)(uintptr_t)device_ptr;
 	return FZ_OK;
@@ -556,6 +558,8 @@ fz_status fz_run_bind_output(fz_run *r, const char *name, void *device_ptr, fz_d
 		return FZ_OK;
 	}
 	fz_status s = check_decl(r, "output", name, &r->g->nodes[r->g->outputs[i].node], dtype, rank, shape);
+	if (s == FZ_OK)
+		s = rt_check_device_ptr(r->ctx, r->err, "output", name, (CUdeviceptr)(uintptr_t)device_ptr);
 	if (s != FZ_OK)
 		return s;
 	if (!o->user || !same_shape(rank, o->shape, shape))

@@ -44,6 +44,7 @@ typedef struct RtModule {
 
 struct fz_context {
 	int ordinal;
+	bool multi_device;     /* the driver sees several GPUs: bound pointers are checked */
 	CUdevice dev;
 	CUcontext cu;          /* the device's primary context (retained) */
 	CgDevice cg;           /* what codegen's launch rules need */
@@ -86,6 +87,12 @@ void rt_warn(void *ctx, const char *message);
  * cuCtxGetCurrent instead of a push and a pop). */
 fz_status rt_push(fz_context *ctx, char *err);
 void rt_pop(void);
+
+/* With several GPUs, refuse a pointer of another device than ctx's
+ * (FZ_ERR_BINDING, naming `what` and `name`): its kernels would fault or,
+ * with peer access on, read the other device's memory. One driver call;
+ * nothing on a one-GPU machine. */
+fz_status rt_check_device_ptr(fz_context *ctx, char *err, const char *what, const char *name, CUdeviceptr p);
 
 /* JIT p's CUDA C for ctx: key, in-memory table, disk cache, NVRTC, module
  * load, functions. On failure the message is in err. */

@@ -7,6 +7,10 @@
  */
 #include "gpucheck.h"
 
+#include "ir/interp.h"
+#include "pipeline.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,25 +161,36 @@ static bool launch(fz_run *r, const GcCase *c, char *msg, size_t msglen)
 	return true;
 }
 
-bool gc_run(fz_context *ctx, const GcCase *c, int fuse, int *nkernels, char *msg, size_t msglen)
+fz_program *gc_compile(fz_context *ctx, const GcCase *c, int fuse, char *msg, size_t msglen)
 {
 	fz_compile_options opt = fz_compile_options_default();
 	opt.fuse = fuse;
 	opt.disk_cache = c->disk_cache;
 	fz_program *p = NULL;
-	fz_run *r = NULL;
 	fz_diag diag;
+	fz_status s = fz_program_compile(ctx, c->name, c->text, strlen(c->text), &opt, &p, &diag);
+	if (s != FZ_OK)
+		snprintf(msg, msglen, "compile (%s): %s: %s", fuse ? "fused" : "per-op", fz_status_string(s), diag.message);
+	return s == FZ_OK ? p : NULL;
+}
+
+bool gc_run(fz_context *ctx, const GcCase *c, int fuse, int *nkernels, char *msg, size_t msglen)
+{
+	fz_program *p = gc_compile(ctx, c, fuse, msg, msglen);
+	*nkernels = p ? fz_program_num_kernels(p) : -1;
+	bool ok = p && gc_run_program(ctx, p, c, fuse, msg, msglen);
+	fz_program_destroy(p);
+	return ok;
+}
+
+bool gc_run_program(fz_context *ctx, fz_program *p, const GcCase *c, int fuse, char *msg, size_t msglen)
+{
+	fz_run *r = NULL;
 	int nout = c->g->noutputs;
 	Tensor *got = calloc((size_t)nout + 1, sizeof *got);
 	void **dev = calloc((size_t)nout + 1, sizeof *dev);
 	bool ok = false;
-	*nkernels = -1;
-	fz_status s = fz_program_compile(ctx, c->name, c->text, strlen(c->text), &opt, &p, &diag);
-	if (s != FZ_OK) {
-		snprintf(msg, msglen, "compile (%s): %s: %s", fuse ? "fused" : "per-op", fz_status_string(s), diag.message);
-		goto done;
-	}
-	*nkernels = fz_program_num_kernels(p);
+	fz_status s;
 	if ((s = fz_run_create(p, ctx, &r)) != FZ_OK) {
 		snprintf(msg, msglen, "fz_run_create: %s: %s", fz_status_string(s), fz_last_error());
 		goto done;
@@ -186,7 +201,6 @@ bool gc_run(fz_context *ctx, const GcCase *c, int fuse, int *nkernels, char *msg
 	     (read_outputs(ctx, r, c, got, dev, msg, msglen) && compare_all(c, got, fuse, msg, msglen));
 done:
 	fz_run_destroy(r);
-	fz_program_destroy(p);
 	for (int k = 0; k < nout; k++) {
 		if (dev[k])
 			fz_device_free(ctx, dev[k]);
@@ -221,4 +235,181 @@ void gc_save(const char *dir, const char *stem, const GcCase *c, char *path, siz
 	}
 	fputs("\n", f);
 	fclose(f);
+}
+
+/* ---- the programs of examples/ ---------------------------------------------------- */
+
+char *gc_read_text(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *t = malloc((size_t)n + 1);
+	if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
+		free(t);
+		t = NULL;
+	}
+	if (t)
+		t[n] = 0;
+	fclose(f);
+	return t;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+char **gc_list_examples(const char *dir, int *n)
+{
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	*n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		if (len > 3 && strcmp(e->d_name + len - 3, ".fz") == 0) {
+			names = realloc(names, sizeof *names * (size_t)(*n + 1));
+			names[(*n)++] = strdup(e->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+	if (*n)
+		qsort(names, (size_t)*n, sizeof *names, by_name);
+	return names;
+}
+
+void gc_example_dims(const Graph *g, int64_t rows, int64_t row, int64_t *dims)
+{
+	for (int k = 0; k < g->ndims; k++) {
+		bool is_row = false;
+		for (int i = 0; i < g->ninputs; i++) {
+			const Node *n = &g->nodes[g->inputs[i].node];
+			is_row |= n->rank > 0 && dim_is_sym(n->shape[n->rank - 1]) && dim_sym(n->shape[n->rank - 1]) == k;
+		}
+		dims[k] = is_row ? row : rows;
+	}
+}
+
+bool gc_example_inputs(const Graph *g, const int64_t *dims, uint64_t seed, bool nonfinite, Tensor *in)
+{
+	for (int i = 0; i < g->ninputs; i++) {
+		const Node *n = &g->nodes[g->inputs[i].node];
+		Tensor *t = &in[i];
+		memset(t, 0, sizeof *t);
+		t->dtype = (fz_dtype)n->dtype;
+		t->rank = n->rank;
+		for (int k = 0; k < n->rank; k++)
+			t->shape[k] = ir_dim_value(n->shape[k], dims);
+		/* scalars are rates and epsilons; v is Adam's second moment */
+		double lo = -2, hi = 2;
+		if (n->rank == 0)
+			lo = 0.01, hi = 0.5;
+		else if (strcmp(g->inputs[i].name, "v") == 0)
+			lo = 0, hi = 1;
+		if (!dtype_is_float(t->dtype))
+			lo = t->dtype == FZ_BOOL ? 0 : -8, hi = t->dtype == FZ_BOOL ? 1 : 8;
+		if (!progen_fill(t, seed + (uint64_t)i, lo, hi, t->dtype, nonfinite && n->rank > 0)) {
+			progen_free_tensors(in, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+ProgenTol gc_tolerance(const Graph *g, const int64_t *dims, fz_dtype out)
+{
+	ProgenTol t = {.dtype = out};
+	bool half = false;
+	for (int i = 0; i < g->n; i++) {
+		const Node *n = &g->nodes[i];
+		if (n->dtype == FZ_BF16 || (n->dtype == FZ_F16 && t.dtype != FZ_BF16))
+			t.dtype = (fz_dtype)n->dtype, half = true;
+		if (ir_ops[n->op].cls == OC_REDUCE) {
+			const Node *x = &g->nodes[n->args[0]];
+			int64_t row = x->rank ? ir_dim_value(x->shape[x->rank - 1], dims) : 1;
+			t.row = row > t.row ? row : t.row;
+		}
+	}
+	if (!half && dtype_is_float(out))
+		t.dtype = out;
+	return t;
+}
+
+/* Both modes of one case: with the programs given (already compiled), or
+ * compiled here (then fused must not have more kernels than per-op). */
+static bool run_modes(fz_context *ctx, const GcExample *e, const GcCase *c, char *msg, size_t msglen)
+{
+	int nk[2] = {-1, -1};
+	bool ok = true;
+	for (int fuse = 1; ok && fuse >= 0; fuse--) {
+		if (e->prog[fuse])
+			ok = gc_run_program(ctx, e->prog[fuse], c, fuse, msg, msglen);
+		else
+			ok = gc_run(ctx, c, fuse, &nk[fuse], msg, msglen);
+	}
+	if (ok && nk[0] >= 0 && nk[1] > nk[0]) {
+		snprintf(msg, msglen, "%d fused kernels > %d per-op kernels", nk[1], nk[0]);
+		ok = false;
+	}
+	return ok;
+}
+
+bool gc_example_run(fz_context *ctx, const GcExample *e, char *msg, size_t msglen)
+{
+	PipeOptions po = pipe_default_options();
+	po.stop = STAGE_IR;
+	Compilation *comp = pipe_new(e->name, e->text, strlen(e->text), &po);
+	char label[256], m[2048], err[512], path[4200] = "";
+	snprintf(label, sizeof label, "%s [%lld rows x %lld%s]", e->name, (long long)e->rows, (long long)e->row,
+	         e->nonfinite ? ", NaN/inf inputs" : "");
+	if (!comp || pipe_run(comp) != FZ_OK) {
+		snprintf(msg, msglen, "%s: reference compilation: %s", label, comp ? comp->diag_text : "out of memory");
+		pipe_free(comp);
+		return false;
+	}
+	const Graph *g = &comp->graph;
+	int64_t dims[FZ_MAX_INPUTS];
+	Tensor in[FZ_MAX_INPUTS], want[FZ_MAX_OUTPUTS], want_perop[FZ_MAX_OUTPUTS];
+	ProgenTol tols[FZ_MAX_OUTPUTS];
+	memset(in, 0, sizeof in);
+	gc_example_dims(g, e->rows, e->row, dims);
+	bool ok = gc_example_inputs(g, dims, e->seed, e->nonfinite, in);
+	GcCase c = {.label = label, .name = e->name, .text = e->text, .g = g, .dims = dims, .inputs = in,
+	            .want = want, .tols = tols, .disk_cache = 1, .expect = progen_expect(g, dims)};
+	for (int k = 0; k < g->noutputs; k++)
+		tols[k] = gc_tolerance(g, dims, (fz_dtype)g->nodes[g->outputs[k].node].dtype);
+	fz_status st = ok ? interp_run(g, dims, in, want, err, sizeof err) : FZ_ERR_NOMEM;
+	bool have_want = st == FZ_OK, have_perop = false;
+	if (st == FZ_OK && gc_has_half(g)) { /* per-op mode rounds every half value it stores */
+		st = interp_run_ex(g, dims, in, want_perop, true, err, sizeof err);
+		have_perop = st == FZ_OK;
+		c.want_perop = have_perop ? want_perop : NULL;
+	}
+	if (!ok) {
+		snprintf(m, sizeof m, "out of memory for the inputs");
+	} else if (st != c.expect) {
+		snprintf(m, sizeof m, "interpreter: %s (expected %s): %s", fz_status_string(st),
+		         fz_status_string(c.expect), err);
+		ok = false;
+	} else {
+		ok = run_modes(ctx, e, &c, m, sizeof m);
+	}
+	if (!ok) {
+		const char *outdir = getenv("FUSEC_TEST_OUT");
+		char stem[300];
+		snprintf(stem, sizeof stem, "example_%.*s_%lldx%lld_s%llu", (int)(strlen(e->name) - 3), e->name,
+		         (long long)e->rows, (long long)e->row, (unsigned long long)e->seed);
+		if (outdir && *outdir)
+			gc_save(outdir, stem, &c, path, sizeof path);
+		snprintf(msg, msglen, "%s: %s%s%s%s", label, m, path[0] ? " [" : "", path, path[0] ? "]" : "");
+	}
+	if (have_want)
+		progen_free_tensors(want, g->noutputs);
+	if (have_perop)
+		progen_free_tensors(want_perop, g->noutputs);
+	progen_free_tensors(in, g->ninputs);
+	pipe_free(comp);
+	return ok;
 }

@@ -37,6 +37,11 @@ typedef struct GcCase {
  * newline) into msg. *nkernels gets fz_program_num_kernels (or -1). */
 bool gc_run(fz_context *ctx, const GcCase *c, int fuse, int *nkernels, char *msg, size_t msglen);
 
+/* The same in two steps: compile the case (NULL, with a message, on
+ * failure), then run an already compiled program on it (p is not freed). */
+fz_program *gc_compile(fz_context *ctx, const GcCase *c, int fuse, char *msg, size_t msglen);
+bool gc_run_program(fz_context *ctx, fz_program *p, const GcCase *c, int fuse, char *msg, size_t msglen);
+
 /* Whether the graph has an f16 or bf16 value (then per-op mode needs its
  * own reference). */
 bool gc_has_half(const Graph *g);
@@ -45,6 +50,38 @@ bool gc_has_half(const Graph *g);
  * STEM.fz (the program, then a comment with the dims and a `fusec run`
  * command) and STEM/NAME.npy for every input. Returns the .fz path in path. */
 void gc_save(const char *dir, const char *stem, const GcCase *c, char *path, size_t pathlen);
+
+/* ---- the programs of examples/ (test_examples, test_multi_device) ---- */
+
+/* A file's whole text (malloc'ed), or NULL. */
+char *gc_read_text(const char *path);
+/* The names of the *.fz files in dir, sorted, count in *n (free each and
+ * the array). */
+char **gc_list_examples(const char *dir, int *n);
+/* Sizes: a dim that is the last axis of some input is a row length and
+ * takes `row`; any other dim takes `rows`. */
+void gc_example_dims(const Graph *g, int64_t rows, int64_t row, int64_t *dims);
+/* Inputs from `seed` (input i from seed + i): uniform in [-2, 2]; scalars
+ * (rates, epsilons) in [0.01, 0.5]; `v` (Adam's second moment) in [0, 1];
+ * integers in [-8, 8]; with nonfinite, tensors get NaN and infinities too.
+ * False, with nothing left allocated, when out of memory. */
+bool gc_example_inputs(const Graph *g, const int64_t *dims, uint64_t seed, bool nonfinite, Tensor *in);
+/* The tolerance of an output of dtype `out`: the least precise float dtype
+ * a node of g has, and its longest reduced row. */
+ProgenTol gc_tolerance(const Graph *g, const int64_t *dims, fz_dtype out);
+
+/* One example at one size set, checked fused and per-op against the
+ * interpreter: inputs from `seed`, the programs in prog[fuse] if given
+ * (already compiled for ctx), else compiled here. On failure, msg gets one
+ * line naming the case, and the case is saved under FUSEC_TEST_OUT if set. */
+typedef struct GcExample {
+	const char *name, *text;
+	int64_t rows, row;
+	bool nonfinite;
+	uint64_t seed;
+	fz_program *prog[2];     /* [0] per-op, [1] fused; NULL: compile */
+} GcExample;
+bool gc_example_run(fz_context *ctx, const GcExample *e, char *msg, size_t msglen);
 
 /* An integer from the environment, or dflt. */
 long gc_env_long(const char *name, long dflt);

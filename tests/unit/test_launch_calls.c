@@ -70,6 +70,7 @@ static struct {
 	bool fail_end_capture;
 	FakeOp ran[MAX_OPS];     /* what would have run, in order */
 	int nran;
+	int ndevices;            /* 0: one; more: memory of device d is at d << 44 */
 } fake;
 
 static char primary_obj, other_obj;
@@ -93,7 +94,12 @@ static CUresult CUDAAPI f_cuGetErrorString(CUresult e, const char **s)
 
 static CUresult CUDAAPI f_cuInit(unsigned flags) { (void)flags; COUNT(cuInit); return CUDA_SUCCESS; }
 static CUresult CUDAAPI f_cuDriverGetVersion(int *v) { COUNT(cuDriverGetVersion); *v = 13000; return CUDA_SUCCESS; }
-static CUresult CUDAAPI f_cuDeviceGetCount(int *n) { COUNT(cuDeviceGetCount); *n = 1; return CUDA_SUCCESS; }
+static CUresult CUDAAPI f_cuDeviceGetCount(int *n)
+{
+	COUNT(cuDeviceGetCount);
+	*n = fake.ndevices ? fake.ndevices : 1;
+	return CUDA_SUCCESS;
+}
 static CUresult CUDAAPI f_cuDeviceGet(CUdevice *d, int i) { COUNT(cuDeviceGet); *d = i; return CUDA_SUCCESS; }
 
 static CUresult CUDAAPI f_cuDeviceGetName(char *name, int len, CUdevice d)
@@ -396,6 +402,14 @@ static CUresult CUDAAPI f_cuGraphDestroy(CUgraph g)
 	FakeGraph *x = (FakeGraph *)(void *)g;
 	ck_assert(x->used);
 	x->used = false;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	COUNT(cuPointerGetAttribute);
+	ck_assert_int_eq(a, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL);
+	*(int *)data = (int)(p >> 44);
 	return CUDA_SUCCESS;
 }
 
@@ -947,6 +961,33 @@ START_TEST(resident_grid_cut_to_occupancy)
 }
 END_TEST
 
+/* With two GPUs, a pointer of device 1 bound to a run on device 0 is refused
+ * at binding, and the run keeps its earlier bindings; with one GPU nothing
+ * is asked of the driver (the launch tests above count every call). */
+START_TEST(pointers_of_another_device)
+{
+	fz_context_destroy(ctx);
+	fake.ndevices = 2;
+	ck_assert_int_eq(fz_context_create(0, &ctx), FZ_OK);
+	fz_program *p = compile(asbr_src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	const CUdeviceptr other = (CUdeviceptr)1 << 44 | X2;
+	int64_t n[1] = {N};
+	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)other, FZ_F32, 1, n), FZ_ERR_BINDING);
+	ck_assert_str_eq(fz_run_error(r), "input 'x' is memory of device 1, but this run is on device 0");
+	ck_assert_int_eq(fz_run_bind_output(r, "z", (void *)(uintptr_t)other, FZ_F32, 1, n), FZ_ERR_BINDING);
+	ck_assert_str_eq(fz_run_error(r), "output 'z' is memory of device 1, but this run is on device 0");
+	clear_counts();
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	check_asbr_op(0, X, Z, 0.5f, false);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
 int main(void)
 {
 	setenv("FUSEC_GRAPH_AFTER", "8", 1);
@@ -971,6 +1012,7 @@ int main(void)
 	tcase_add_test(tc, per_op_and_sizes);
 	tcase_add_test(tc, outputs_every_launch);
 	tcase_add_test(tc, shared_memory_opt_in);
+	tcase_add_test(tc, pointers_of_another_device);
 	suite_add_tcase(su, tc);
 	int rc = tu_run(su);
 	char cmd[256];
