@@ -450,7 +450,7 @@ def fusec_bench_cmd(args, p):
         cmd += ["--dim", "%s=%d" % (k, v)]
     reps, warmup = (args.reps_small, 100) if p["launch_bound"] else (args.reps, 10)
     cmd += ["--json", "--mode", "both", "--reps", str(reps), "--warmup", str(warmup)]
-    return cmd + (["--graph"] if p["launch_bound"] else [])
+    return cmd + (["--graph"] if p["launch_bound"] else []) + run.device_opt(args.device)
 
 
 def run_fusec_bench(args, p, timeout, log):
@@ -513,7 +513,7 @@ def check_fusec_run(ctx, fam, fn, p, timeout, log):
     res = {"dims": dims}
     with tempfile.TemporaryDirectory(prefix="fusec-sweep-") as d:
         cmd = [args.fusec, "run", path] + sum((["--dim", "%s=%d" % kv] for kv in dims.items()), [])
-        cmd += npy_args(np, inputs, decl, d) + ["--out-dir", d]
+        cmd += npy_args(np, inputs, decl, d) + ["--out-dir", d] + run.device_opt(args.device)
         log("  $ " + " ".join(cmd))
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=run.fusec_env(args))
@@ -616,6 +616,7 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     ap.add_argument("--no-check", action="store_true", help="skip every check of the outputs")
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--device", type=int, default=0, help="GPU ordinal, for fusec and torch")
     ap.add_argument("--copy-mib", type=int, default=1024, help="size of the copied tensor")
     ap.add_argument("--warmup-ms", type=int, default=25, help="do_bench warm-up (ms)")
     ap.add_argument("--rep-ms", type=int, default=100, help="do_bench repetition time (ms)")
@@ -684,6 +685,7 @@ def main(argv):
     import triton
     import triton.testing  # noqa: F401
 
+    torch.cuda.set_device(args.device)  # "cuda" is now this GPU for every tensor below
     ctx = run.Ctx(args, torch, triton, F_)
     ctx.t_start = time.perf_counter()
 

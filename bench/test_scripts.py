@@ -297,6 +297,9 @@ class SweepPlan(unittest.TestCase):
         self.assertIn("%s bench %s --dim B=1198373 --dim N=7 --json --mode both --reps 100 --warmup 10"
                       % ("/nonexistent/fusec", os.path.join(run.ROOT, "examples", "softmax.fz")), p.stdout)
         self.assertNotIn("import torch", p.stderr)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--dry-run", "--quick",
+                            "--device", "1"], capture_output=True, text=True)
+        self.assertEqual(p.stdout.count(" --device 1\n"), len(sweep.QUICK))
         p = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--dry-run", "--part", "3/2"],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
