@@ -577,7 +577,11 @@ def measure_point(ctx, fns, p, deadline, log):
         if not ctx.args.no_check:
             rec["errors"] += fusec_errors(fam, p, raw)
     if p["check"] and not ctx.args.no_check:
-        rec["fusec_check"] = check_fusec_run(ctx, fam, fn, p, timeout, log)
+        try:
+            rec["fusec_check"] = check_fusec_run(ctx, fam, fn, p, timeout, log)
+        except Exception as e:  # the timings above stay
+            rec["fusec_check"] = {"error": "fusec run check: %s: %s" % (type(e).__name__, e)}
+            ctx.torch.cuda.empty_cache()
         if "error" in rec["fusec_check"]:
             rec["errors"].append(rec["fusec_check"]["error"])
     rec["elapsed_s"] = time.perf_counter() - t0
