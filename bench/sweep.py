@@ -12,14 +12,16 @@ bandwidth measurement; a separate small set of launch-bound shapes measures
 the time per call. For every point, in one process on one GPU:
 
   fusec          `fusec bench --json` (fused; per-op too, as a check), one
-                 process per point, all sharing the run's kernel cache
+                 process per point (it binds one set of dims), all sharing
+                 the run's kernel cache
   torch.compile  torch.compile(fn, dynamic=False) after torch._dynamo.reset(),
                  timed by triton's do_bench (median, L2 flushed)
   floor          the minimum bytes over the device-to-device copy bandwidth
                  that torch measures at the start and the end of the run
 
 No point reports a fast wrong answer unnoticed: torch.compile's outputs are
-compared at every point with the same function run in float64; fusec's
+compared at every point with the same function run in float64 (rounded to
+the storage dtype); fusec's
 fused outputs with its per-op outputs at every point (what `fusec bench`
 compares); and at a few points of every family (the narrowest, the first odd
 one, the widest, every launch-bound one) `fusec run` on the torch inputs,
