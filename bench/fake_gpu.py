@@ -2,7 +2,7 @@
 bench/run.py on a machine with neither a GPU nor PyTorch (test_scripts.py).
 
 The fake torch computes with NumPy on the CPU and implements only what
-run.py calls. The fake fusec answers `bench` with the real binary's
+run.py and sweep.py call. The fake fusec answers `bench` with the real binary's
 --dry-run figures plus timings that are made up (1.0, 2.0 µs: no
 measurement), and runs `run` through the real binary's CPU interpreter, so
 that run.py's .npy hand-over is checked against the real `fusec run`.
@@ -59,6 +59,7 @@ class Tensor:
     def __mul__(self, o): return self._wrap(self.a * self._val(o))
     __rmul__ = __mul__
     def __truediv__(self, o): return self._wrap(self.a / self._val(o))
+    def __lt__(self, o): return Tensor(self.a < self._val(o), bool_)
 
     def amax(self, dim, keepdim=False): return self._wrap(self.a.max(axis=dim, keepdims=keepdim))
     def sum(self, dim, keepdim=False): return self._wrap(self.a.sum(axis=dim, keepdims=keepdim, dtype=np.float64))
@@ -73,6 +74,7 @@ class Tensor:
     def element_size(self): return self.dtype.size
     def all(self): return Tensor(np.all(self.a), bool_)
     def item(self): return self.a.item()
+    def is_floating_point(self): return self.dtype in (float16, bfloat16, float32, float64)
     def __bool__(self): return bool(self.a)
 
     def copy_(self, o):
@@ -95,6 +97,17 @@ def rand(shape, generator=None, device=None, dtype=float32):
 
 def empty_like(t): return Tensor(np.empty_like(t.a), t.dtype)
 def exp(t): return t._wrap(np.exp(t.a))
+def log(t): return t._wrap(np.log(t.a))
+def sqrt(t): return t._wrap(np.sqrt(t.a))
+def is_tensor(v): return isinstance(v, Tensor)
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def where(c, a, b):
+    t = a if isinstance(a, Tensor) else b
+    return t._wrap(np.where(c.a, t._val(a), t._val(b)))
+
+
 def tanh(t): return t._wrap(np.tanh(t.a))
 def rsqrt(t): return t._wrap(1 / np.sqrt(t.a))
 def relu(t): return t._wrap(np.maximum(t.a, 0))
@@ -110,8 +123,13 @@ def _functional():
     F = types.ModuleType("torch.nn.functional")
 
     def gelu(x, approximate="none"):
+        if approximate == "none":
+            return x._wrap(0.5 * x.a * (1 + _erf(x.a / math.sqrt(2))))
         c = math.sqrt(2 / math.pi)
         return x._wrap(0.5 * x.a * (1 + np.tanh(c * (x.a + 0.044715 * x.a ** 3))))
+
+    def silu(x):
+        return x._wrap(x.a / (1 + np.exp(-x.a)))
 
     def softmax(x, dim=-1):
         e = np.exp(x.a - x.a.max(axis=dim, keepdims=True))
@@ -125,7 +143,7 @@ def _functional():
     def rms_norm(x, shape, w, eps):
         return x._wrap(x.a / np.sqrt((x.a * x.a).mean(axis=-1, keepdims=True) + eps) * w.a)
 
-    F.gelu, F.softmax, F.layer_norm, F.rms_norm = gelu, softmax, layer_norm, rms_norm
+    F.gelu, F.silu, F.softmax, F.layer_norm, F.rms_norm = gelu, silu, softmax, layer_norm, rms_norm
     return F
 
 
@@ -140,7 +158,8 @@ def install():
     torch = types.ModuleType("torch")
     for k, v in dict(globals()).items():
         if isinstance(v, DType) or k in ("Tensor", "Generator", "rand", "empty_like", "exp", "tanh", "rsqrt",
-                                         "relu", "isfinite", "from_numpy"):
+                                         "relu", "isfinite", "from_numpy", "log", "sqrt", "is_tensor",
+                                         "where"):
             setattr(torch, k, v)
     torch.bool = bool_
     torch.__version__ = "fake"
@@ -149,8 +168,9 @@ def install():
     torch.linalg = types.SimpleNamespace(vector_norm=lambda t: Tensor(np.linalg.norm(t.a.ravel()), float64))
     torch.version = types.SimpleNamespace(cuda="fake")
     torch.cuda = types.SimpleNamespace(synchronize=lambda: None, empty_cache=lambda: None,
-                                       get_device_name=lambda i: "FAKE GPU",
-                                       get_device_properties=lambda i: _Props())
+                                       get_device_name=lambda i=None: "FAKE GPU",
+                                       get_device_properties=lambda i: _Props(),
+                                       set_device=lambda i: None, current_device=lambda: 0)
     nn = types.ModuleType("torch.nn")
     nn.functional = _functional()
     torch.nn = nn
@@ -197,6 +217,7 @@ for k, t in (("fused", 1.0), ("per_op", 2.0)):
         if "--graph" in args:
             d[k].update(graph_host_us_per_call=6.0, graph_wall_us_per_call=7.0)
 if "fused" in d and "per_op" in d:
-    d.update(speedup=2.0, outputs_rel_diff=0.0, outputs_nan=False)
+    # FAKE_OUTPUTS_DIFF: fused and per-op outputs that disagree (a test of the checks)
+    d.update(speedup=2.0, outputs_rel_diff=float(os.environ.get("FAKE_OUTPUTS_DIFF", 0.0)), outputs_nan=False)
 print(json.dumps(d))
 '''

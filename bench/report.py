@@ -224,14 +224,15 @@ BEGIN = "<!-- results:begin"
 END = "<!-- results:end -->"
 
 
-def update(path, body):
-    """Replace what lies between the results markers of `path` with body."""
+def update(path, body, begin=BEGIN, end=END):
+    """Replace what lies between the markers of `path` (the results' by
+    default) with body."""
     with open(path) as f:
         text = f.read()
-    b = text.find(BEGIN)
-    e = text.find(END)
+    b = text.find(begin)
+    e = text.find(end)
     if b < 0 or e < b:
-        raise ValueError("%s has no '%s ...' and '%s' markers" % (path, BEGIN, END))
+        raise ValueError("%s has no '%s ...' and '%s' markers" % (path, begin, end))
     b = text.index("\n", b) + 1
     with open(path + ".tmp", "w") as f:
         f.write(text[:b] + body + text[e:])

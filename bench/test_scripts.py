@@ -5,7 +5,11 @@
 
 The figures below are made up to exercise the code; they are no measurement.
 run.py's dry run, report.py's table and (where matplotlib is installed)
-plot.py's PNG are checked.
+plot.py's PNG are checked; so are the sweep's plan, its report and plot, and
+sweep.py and gpu-sweep.sh end to end on the fake GPU.
+
+Exit status 77 (skipped, under CTest) when NumPy is missing: the end-to-end
+runs, the point of this file, need it; 1 if any test fails.
 """
 
 import os
@@ -20,6 +24,26 @@ sys.path.insert(0, HERE)
 import plot  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
+import sweep  # noqa: E402
+import sweep_report  # noqa: E402
+
+FUSEC_BIN = os.environ.get("FUSEC_BIN", os.path.join(run.ROOT, "build", "fusec"))
+
+
+def have_numpy():
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def synthetic_doc():
@@ -163,7 +187,7 @@ class FakeGpuRun(unittest.TestCase):
                 import io
                 buf = io.StringIO()
                 with contextlib.redirect_stdout(buf):
-                    rc = run.main(["--fusec", fake, "--out", out])
+                    rc = run.main(["--fusec", fake, "--out", out, "--copy-mib", "16"])
                 self.assertEqual(rc, 0)
                 with open(out) as f:
                     doc = json.load(f)
@@ -185,5 +209,367 @@ class FakeGpuRun(unittest.TestCase):
                       "| softmax 8x1024 | fusec, CUDA graph | - | 7.00 | 6.00 |", buf.getvalue())
 
 
+# ---- the shape sweep ----------------------------------------------------------------------
+
+
+class SweepPlan(unittest.TestCase):
+    """The plan as the issue asks it: about 150 points, each large one moving
+    64 MiB with the fewest rows, every class of width, halves that cover it."""
+
+    def test_points(self):
+        points = sweep.plan()
+        self.assertTrue(140 <= len(points) <= 170, len(points))
+        self.assertEqual(len({p["key"] for p in points}), len(points))
+        self.assertEqual([p["index"] for p in points], list(range(len(points))))
+        for p in points:
+            if p["launch_bound"]:
+                self.assertLess(p["min_bytes"], 1 << 20, p["key"])
+                continue
+            self.assertGreaterEqual(p["min_bytes"], sweep.TARGET_BYTES, p["key"])
+            fam = sweep.family(p["family"], p["dtype"])
+            if not fam["pointwise"]:
+                self.assertLess(p["min_bytes"], 1.3 * sweep.TARGET_BYTES, p["key"])
+        self.assertEqual(sum(p["launch_bound"] for p in points), len(sweep.LAUNCH_BOUND))
+
+    def test_fewest_rows(self):
+        for fam in sweep.FAMILIES:
+            for w in fam["widths"]:
+                r = sweep.rows_for(fam, w)
+                self.assertGreaterEqual(sweep.min_bytes(fam, fam["dims"](w, r)), sweep.TARGET_BYTES)
+                if r > 1:
+                    self.assertLess(sweep.min_bytes(fam, fam["dims"](w, r - 1)), sweep.TARGET_BYTES)
+
+    def test_widths_and_families(self):
+        panels = {(f["family"], f["dtype"]) for f in sweep.FAMILIES}
+        for name in ("softmax", "log_softmax", "layernorm", "rmsnorm"):
+            for dt in ("f32", "f16", "bf16"):
+                self.assertIn((name, dt), panels)
+        for k in (("masked_softmax", "f16"), ("bcast3", "f32"), ("logsumexp", "f32"), ("gelu_tanh", "f32"),
+                  ("silu_mul", "bf16"), ("adam", "f32"), ("dyt", "bf16"), ("add_rmsnorm", "bf16"),
+                  ("modrms_row", "bf16"), ("modrms_batch", "bf16"), ("silu", "bf16"), ("gelu", "bf16"),
+                  ("swiglu", "bf16")):
+            self.assertIn(k, panels)
+        rows = [p["width"] for p in sweep.plan() if not p["launch_bound"]
+                and not sweep.family(p["family"], p["dtype"])["pointwise"]]
+        for w in [1, 7, 31, 127, 1001, 3001, 4099, 10007] + [1 << k for k in (5, 8, 10, 12, 14, 17)]:
+            self.assertIn(w, rows)
+        self.assertGreaterEqual(sum(30000 <= w <= 160000 for w in rows), 10)
+        self.assertGreaterEqual(sum(w >= 1000000 for w in rows), 8)
+
+    def test_checks(self):
+        points = sweep.plan()
+        for fam in sweep.FAMILIES:
+            ps = [p for p in points if (p["family"], p["dtype"]) == (fam["family"], fam["dtype"])
+                  and not p["launch_bound"]]
+            n = sum(p["check"] for p in ps)
+            self.assertTrue(1 <= n <= 3, (fam["family"], fam["dtype"], n))
+            for p in ps:
+                d = sweep.check_dims(fam, p)
+                n = sweep.numel(sweep.run.parse_inputs(os.path.join(run.ROOT, fam["program"]))[0][2], d)
+                # rows rounded up to a whole Q of masked_softmax: a few more
+                self.assertTrue(n <= 1.01 * sweep.CHECK_ELEMS or n == p["width"] or
+                                (fam["pointwise"] and n < sweep.CHECK_ELEMS + 4096), p["key"])
+                self.assertEqual(p["width"] if not fam["pointwise"] else p["width"] % 4096,
+                                 list(d.values())[-1] if not fam["pointwise"] else list(d.values())[-1] % 4096)
+
+    def test_parts(self):
+        points = sweep.plan()
+        args = sweep.parse_args([])
+        for m in (1, 2, 3):
+            got = []
+            for k in range(1, m + 1):
+                args.part = (k, m)
+                got += [p["key"] for p in sweep.select(points, args)]
+            self.assertEqual(sorted(got), sorted(p["key"] for p in points))
+        args.part = (1, 1)
+        args.quick = True
+        self.assertEqual(len(sweep.select(points, args)), len(sweep.QUICK))
+        for bad in ("0/2", "3/2", "1", "a/b"):
+            self.assertRaises(Exception, sweep.parse_part, bad)
+
+    def test_dry_run(self):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--dry-run", "--part", "2/2",
+                            "--fusec", "/nonexistent/fusec"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        n = len(sweep.plan()) // 2
+        self.assertIn("# %d points (part 2/2)" % n, p.stdout)
+        self.assertEqual(p.stdout.count("    $ /nonexistent/fusec bench "), n)
+        self.assertIn("%s bench %s --dim B=1198373 --dim N=7 --json --mode both --reps 100 --warmup 10"
+                      % ("/nonexistent/fusec", os.path.join(run.ROOT, "examples", "softmax.fz")), p.stdout)
+        self.assertNotIn("import torch", p.stderr)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--dry-run", "--quick",
+                            "--device", "1"], capture_output=True, text=True)
+        self.assertEqual(p.stdout.count(" --device 1\n"), len(sweep.QUICK))
+        p = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--dry-run", "--part", "3/2"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--part 3/2: N must be 1 to M", p.stderr)
+
+
+class SweepPrograms(unittest.TestCase):
+    """Every program's bytes as fusec counts them, and its outputs."""
+
+    def test_min_bytes_as_fusec_counts(self):
+        if not os.access(FUSEC_BIN, os.X_OK):
+            self.skipTest("no fusec binary at %s (set FUSEC_BIN)" % FUSEC_BIN)
+        import json
+        for fam in sweep.FAMILIES:
+            dims = fam["dims"](5, 3 if not fam["pointwise"] else 1)
+            cmd = [FUSEC_BIN, "bench", os.path.join(run.ROOT, fam["program"]), "--dry-run", "--json"]
+            cmd += sum((["--dim", "%s=%d" % kv] for kv in dims.items()), [])
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout)["min_bytes"], sweep.min_bytes(fam, dims), fam["program"])
+            outs = run.parse_outputs(os.path.join(run.ROOT, fam["program"]))
+            self.assertEqual(len(outs), len(fam["outs"]), fam["program"])
+
+
+def sweep_point(index, family, dtype, shape, fusec_us, tc_us, floor_us, launch_bound=False, errors=()):
+    dims = dict(zip("ABCD", (int(v) for v in shape.split("x"))))
+    return {"index": index, "key": "%s-%s-%s" % (family, dtype, shape), "family": family, "dtype": dtype,
+            "shape": shape, "dims": dims, "width": list(dims.values())[-1], "rows": 1,
+            "launch_bound": launch_bound, "min_bytes": int(floor_us * 1000), "check": False,
+            "results": {"fusec": {"us": fusec_us, "wall_us_per_call": 4.0, "host_us_per_call": 3.0},
+                        "compiled": {"us": tc_us, "wall_us_per_call": 40.0, "host_us_per_call": 39.0}},
+            "errors": list(errors)}
+
+
+def sweep_doc():
+    """Two halves of a sweep, as sweep.py writes them (made-up figures)."""
+    meta = {"device": "TEST DEVICE", "sm_count": 2, "date": "D", "torch": "T", "triton": "TR", "cuda": "C",
+            "python": "P", "elapsed_s": 10.0}
+    a = {"meta": dict(meta, command="CMD1"), "plan": {"part": "1/2"},
+         "copy": {"gbps_start": 1.0, "gbps_end": 1.0, "method": "M"}, "not_run": [],
+         "points": [sweep_point(0, "softmax", "f32", "9x7", 125.0, 110.0, 100.0),
+                    sweep_point(2, "softmax", "f32", "2x4099", 100.0, 120.0, 100.0),
+                    sweep_point(9, "softmax", "f32", "8x1024", 3.0, 4.0, 0.1, launch_bound=True)]}
+    b = {"meta": dict(meta, command="CMD2"), "plan": {"part": "2/2"}, "copy": {"gbps_start": 1.0, "method": "M"},
+         "not_run": ["rmsnorm-bf16-8x8"],
+         "points": [sweep_point(1, "layernorm", "f16", "16x4099", 230.0, 100.0, 100.0,
+                                errors=["fusec run: output 0: relative error 1 over 0.004"])]}
+    for d in (a, b):
+        sweep.set_floors(d)
+    return a, b
+
+
+class SweepReport(unittest.TestCase):
+    def test_merge_and_render(self):
+        doc = sweep_report.merge(sweep_doc())
+        self.assertEqual([p["index"] for p in doc["points"]], [0, 1, 2, 9])
+        md = sweep_report.render(doc)
+        self.assertIn("- Points: 4 measured (3 large, 1 launch-bound); 1 not run (stopped by the time budget): "
+                      "rmsnorm-bf16-8x8.", md)
+        self.assertIn("- fusec / torch.compile time: worst 2.30x at layernorm f16 16x4099; fusec slower at 2 of 3 "
+                      "points, median ratio 1.14x.", md)
+        self.assertIn("- fusec: under 90% of the floor at 2 of 3 points, under 85% at 2; under the target (90% in "
+                      "f32, 85% in f16/bf16) at 2; the lowest: layernorm f16 16x4099 43%, softmax f32 9x7 80%.",
+                      md)
+        self.assertIn("- torch.compile: under 90% of the floor at 1 of 3 points, under 85% at 1; under the target "
+                      "(90% in f32, 85% in f16/bf16) at 1; the lowest: softmax f32 2x4099 83%.", md)
+        self.assertIn("- Launch-bound, wall time per call of back-to-back calls, fusec / torch.compile: worst "
+                      "0.10x at softmax f32 8x1024; fusec slower at 0 of 1.", md)
+        self.assertIn("- Checks: a failed check or an error at 1 of 4 points (listed at the end).", md)
+        self.assertIn("| softmax | f32 | 9x7 | 7 | 0.1 | 100 | 125 | 80% | 110 | 91% | 1.14x | ok |", md)
+        self.assertIn("| layernorm | f16 | 16x4099 | 4099 | 0.1 | 100 | 230 | 43% | 100 | 100% | 2.30x | FAIL |",
+                      md)
+        self.assertIn("| softmax | f32 | 8x1024 | 3.00 | 4.00 | 3.00 | - | 4.00 | 40.0 | 39.0 | 0.10x | ok |",
+                      md)
+        self.assertIn("- layernorm-f16-16x4099: fusec run: output 0: relative error 1 over 0.004", md)
+        self.assertIn("Run 1 (part 1/2): TEST DEVICE", md)
+        self.assertIn("Run 2 (part 2/2): TEST DEVICE", md)
+        self.assertIn("1 GB/s at the start, not measured at the end (the run stopped early)", md)
+        self.assertIn("Command: `CMD2`.", md)
+        self.assertNotIn("None", md)
+        # A merged file merges again to the same sweep.
+        self.assertEqual(sweep_report.render(sweep_report.merge([doc])), md)
+
+    def test_missing_is_dash(self):
+        a, b = sweep_doc()
+        del a["points"][0]["results"]["compiled"]
+        md = sweep_report.render(sweep_report.merge([a, b]))
+        self.assertIn("| softmax | f32 | 9x7 | 7 | 0.1 | 100 | 125 | 80% | - | - | - | ok |", md)
+
+    def test_update_docs(self):
+        with open(os.path.join(run.ROOT, "docs", "benchmarks.md")) as f:
+            text = f.read()
+        self.assertIn(sweep_report.BEGIN, text)
+        self.assertIn(sweep_report.END, text)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "b.md")
+            with open(path, "w") as f:
+                f.write("<!-- results:begin -->\nR\n<!-- results:end -->\n<!-- sweep:begin x -->\nS\n"
+                        "<!-- sweep:end -->\n")
+            report.update(path, "new\n", sweep_report.BEGIN, sweep_report.END)
+            with open(path) as f:
+                self.assertEqual(f.read(), "<!-- results:begin -->\nR\n<!-- results:end -->\n"
+                                           "<!-- sweep:begin x -->\nnew\n<!-- sweep:end -->\n")
+
+    def test_command_line(self):
+        import json
+        with tempfile.TemporaryDirectory() as d:
+            paths = [os.path.join(d, n) for n in ("a.json", "b.json", "m.json", "s.md", "docs.md", "s.png")]
+            for path, part in zip(paths, sweep_doc()):
+                with open(path, "w") as f:
+                    json.dump(part, f)
+            with open(paths[4], "w") as f:
+                f.write("# B\n<!-- sweep:begin x -->\nold\n<!-- sweep:end -->\n")
+            argv = paths[:2] + ["--json", paths[2], "--md", paths[3], "--update", paths[4]]
+            if have_matplotlib():
+                argv += ["--png", paths[5]]
+            self.assertEqual(sweep_report.main(argv), 0)
+            md = sweep_report.render(sweep_report.merge(sweep_doc()))
+            with open(paths[3]) as f:
+                self.assertEqual(f.read(), md)
+            with open(paths[2]) as f:
+                self.assertEqual(sweep_report.render(sweep_report.merge([json.load(f)])), md)
+            with open(paths[4]) as f:
+                text = f.read()
+            self.assertTrue(text.startswith("# B\n<!-- sweep:begin x -->\n" + md), text)
+            self.assertEqual("![% of the floor against the row width, a panel a family](s.png)" in text,
+                             have_matplotlib())
+            self.assertTrue(text.endswith("<!-- sweep:end -->\n"))
+            self.assertEqual(sweep_report.main([paths[0], "--update", paths[3]]), 1)  # no markers
+
+    def test_png(self):
+        if not have_matplotlib():
+            self.skipTest("matplotlib is not installed")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.png")
+            sweep_report.plot(sweep_report.merge(sweep_doc()), path)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+class FakeGpuSweep(unittest.TestCase):
+    """sweep.py end to end on the fake torch and GPU fusec of fake_gpu.py:
+    every family at two small widths (its own rows rule, a smaller target),
+    the launch-bound set, the checks against the real fusec's CPU
+    interpreter; then its report and plot."""
+
+    def setUp(self):
+        if not have_numpy():
+            self.skipTest("numpy is not installed")
+        if not os.access(FUSEC_BIN, os.X_OK):
+            self.skipTest("no fusec binary at %s (set FUSEC_BIN)" % FUSEC_BIN)
+
+    def fake_sweep(self, argv, env=None, programs=None):
+        """sweep.main on the fake GPU; (exit status, JSON or None, stdout)."""
+        import contextlib
+        import io
+        import json
+        import fake_gpu
+        saved = (dict(sys.modules), sweep.FAMILIES, sweep.TARGET_BYTES, sweep.torch_programs, os.environ.copy())
+        try:
+            fake_gpu.install()
+            sweep.TARGET_BYTES = 16 << 10
+            sweep.FAMILIES = [dict(f, widths=[1000, 4099] if f["pointwise"] else [3, 129]) for f in saved[1]]
+            if programs:
+                sweep.torch_programs = lambda torch, F_: programs(saved[3](torch, F_))
+            with tempfile.TemporaryDirectory() as d:
+                fake = os.path.join(d, "fusec")
+                with open(fake, "w") as f:
+                    f.write(fake_gpu.FAKE_FUSEC)
+                os.chmod(fake, 0o755)
+                os.environ.update(env or {}, FAKE_REAL_FUSEC=os.path.abspath(FUSEC_BIN))
+                out = os.path.join(d, "s.json")
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    rc = sweep.main(["--fusec", fake, "--out", out, "--copy-mib", "1"] + argv)
+                doc = None
+                if os.path.exists(out):
+                    with open(out) as f:
+                        doc = json.load(f)
+        finally:
+            sys.modules.clear()
+            sys.modules.update(saved[0])
+            sweep.FAMILIES, sweep.TARGET_BYTES, sweep.torch_programs = saved[1:4]
+            os.environ.clear()
+            os.environ.update(saved[4])
+        return rc, doc, buf.getvalue()
+
+    def test_every_family(self):
+        rc, doc, out = self.fake_sweep([])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(len(doc["points"]), 2 * len(sweep.FAMILIES) + len(sweep.LAUNCH_BOUND))
+        self.assertEqual(doc["not_run"], [])
+        for p in doc["points"]:
+            self.assertEqual(p["errors"], [], p["key"])
+            self.assertEqual(set(p["results"]), {"fusec", "fusec_per_op", "compiled"}, p["key"])
+            self.assertEqual(p["fusec_raw"]["min_bytes"], p["min_bytes"], p["key"])
+            self.assertLess(p["results"]["compiled"]["rel_err"], run.TOLERANCE[p["dtype"]], p["key"])
+            self.assertTrue(p["check"], p["key"])  # two widths a family: both are checked
+            self.assertTrue(p["fusec_check"]["ok"], p["key"])
+            self.assertGreater(p["floor_us"], 0, p["key"])
+            if p["launch_bound"]:
+                self.assertIn("wall_us_per_call", p["results"]["compiled"])
+                self.assertIn("graph_wall_us_per_call", p["results"]["fusec"])
+        self.assertIn("- Checks: all passed.", out)
+        md = sweep_report.render(sweep_report.merge([doc]))
+        for fam in sweep.FAMILIES:
+            self.assertIn("| %s | %s | " % (fam["family"], fam["dtype"]), md)
+        if have_matplotlib():
+            with tempfile.TemporaryDirectory() as d:
+                sweep_report.plot(sweep_report.merge([doc]), os.path.join(d, "s.png"))
+                self.assertGreater(os.path.getsize(os.path.join(d, "s.png")), 10000)
+
+    def test_wrong_answers_are_errors(self):
+        # fusec's fused outputs that differ from its per-op outputs
+        rc, doc, _ = self.fake_sweep(["--only", "softmax-f32"], env={"FAKE_OUTPUTS_DIFF": "0.5"})
+        self.assertEqual(rc, 0)
+        for p in doc["points"]:
+            self.assertIn("fusec bench: fused vs per-op outputs differ by 0.5 (over 1e-05)", p["errors"], p["key"])
+
+        # fusec run's outputs (here right) that differ from the reference
+        def off(fns):
+            return dict(fns, softmax=lambda x: fns["softmax"](x) * 1.01)
+        rc, doc, out = self.fake_sweep(["--only", "rmsnorm-f32,softmax-f32"], programs=off)
+        self.assertEqual(rc, 0)
+        for p in doc["points"]:
+            bad = [e for e in p["errors"] if e.startswith("fusec run: output 0: relative error")]
+            self.assertEqual(len(bad), p["family"] == "softmax", p["key"])
+        self.assertIn("- Checks: a failed check or an error at 4 of 8 points", out)
+
+    def test_budget(self):
+        rc, doc, out = self.fake_sweep(["--budget", "0", "--only", "adam"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(doc["points"], [])
+        self.assertEqual(doc["not_run"], ["adam-f32-1000", "adam-f32-4099", "lb-adam-f32-4096"])
+        self.assertIn("3 not run (stopped by the time budget)", out)
+        self.assertEqual(sweep.estimate([]), 0.0)
+        self.assertAlmostEqual(sweep.estimate([1.0] * 20 + [3.0] * 10), 4.5)
+
+    def test_gpu_sweep_sh(self):
+        """The GPU machine's command, on a fake torch package and fake fusec."""
+        import fake_gpu
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "torch"))
+            with open(os.path.join(d, "torch", "__init__.py"), "w") as f:
+                f.write("import sys\nsys.path.insert(0, %r)\nimport fake_gpu\nfake_gpu.install()\n" % HERE)
+            os.makedirs(os.path.join(d, "build"))
+            fake = os.path.join(d, "build", "fusec")
+            with open(fake, "w") as f:
+                f.write(fake_gpu.FAKE_FUSEC)
+            os.chmod(fake, 0o755)
+            env = dict(os.environ, PYTHONPATH=d, PYTHON=sys.executable, FAKE_REAL_FUSEC=os.path.abspath(FUSEC_BIN))
+            out = os.path.join(d, "OUT")
+            p = subprocess.run(["sh", os.path.join(HERE, "gpu-sweep.sh"), os.path.join(d, "build"), out,
+                                "--part", "1/2", "--only", "lb-", "--copy-mib", "1"],
+                               capture_output=True, text=True, env=env)
+            files = sorted(os.listdir(out))
+            self.assertEqual(p.returncode, 0 if have_matplotlib() else 1, p.stdout + p.stderr)
+            want = ["gpu-1of2.txt", "sweep-1of2.json", "sweep-1of2.log", "sweep-1of2.md"]
+            self.assertEqual([f for f in files if f != "sweep-1of2.png"], want)
+            self.assertEqual("sweep-1of2.png" in files, have_matplotlib())
+            with open(os.path.join(out, "sweep-1of2.md")) as f:
+                md = f.read()
+            self.assertIn("- Points: 5 measured (0 large, 5 launch-bound).", md)
+            self.assertIn("Command: `bench/gpu-sweep.sh %s %s --part 1/2 --only lb- --copy-mib 1`"
+                          % (os.path.join(d, "build"), out), md)
+            self.assertIn("### Summary", p.stdout)
+
+
 if __name__ == "__main__":
-    unittest.main()
+    result = unittest.main(exit=False).result
+    if not result.wasSuccessful():
+        sys.exit(1)
+    sys.exit(0 if have_numpy() else 77)

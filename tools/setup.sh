@@ -28,6 +28,13 @@ if [ -n "$need" ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need
 fi
 
+# The CTest test bench_scripts runs the benchmark scripts on NumPy stand-ins
+# for PyTorch and the GPU (bench/test_scripts.py); it is skipped without NumPy.
+if command -v python3 >/dev/null && ! python3 -c 'import numpy' 2>/dev/null; then
+	echo "setup: installing NumPy for python3 (pip)"
+	python3 -m pip install --quiet numpy || echo "setup: no NumPy: the test bench_scripts will be skipped" >&2
+fi
+
 if [ ! -f "$CUDA_ROOT/include/nvrtc.h" ]; then
 	echo "setup: the CUDA toolkit was not found under $CUDA_ROOT (set FUSEC_CUDA_ROOT)" >&2
 	exit 1
