@@ -43,7 +43,8 @@ def numpy_dtype(fz):
 
 def to_bf16_bits(a):
     """float32 values -> bf16 bit patterns (uint16), rounded to nearest even."""
-    b = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    a = np.asarray(a, dtype=np.float32)
+    b = np.ascontiguousarray(a).view(np.uint32).reshape(a.shape)  # (ascontiguousarray makes 0-d 1-d)
     r = ((b + (np.uint32(0x7FFF) + ((b >> 16) & 1))) >> 16).astype(np.uint16)
     return np.where(np.isnan(a), np.uint16(0x7FC0), r)
 
