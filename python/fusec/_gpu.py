@@ -315,7 +315,7 @@ def call_foreign(prog, args, out):
     """Inputs that are neither torch tensors nor NumPy arrays: through torch
     when it is importable, else on their raw device pointers."""
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (only whether it is there)
     except ImportError:
         from . import _raw
         return _raw.call(prog, args, out)

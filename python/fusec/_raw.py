@@ -73,7 +73,6 @@ def to_device(array, device=0):
     """A NumPy array copied to CUDA device `device`, as a DeviceArray (bf16:
     an ml_dtypes.bfloat16 array, or float32 values rounded to bf16, with dtype="bf16")."""
     import numpy as np
-    from . import _cpu
     a = np.asarray(array)
     fz = _fz_of_numpy(a.dtype)
     if fz is None:
@@ -100,8 +99,14 @@ class _Input:
     def __init__(self, spec, x):
         self.keep = x
         self.bare_capsule = type(x).__name__ == "PyCapsule"
-        cai = getattr(x, "__cuda_array_interface__", None) if not self.bare_capsule else None
-        if cai is not None:
+        if self.bare_capsule or hasattr(x, "__dlpack__"):  # first: it names the device
+            v = _dlpack.view(x, spec.name, stream=_LEGACY_STREAM)
+            self.keep = v
+            self.ptr, self.shape, self.dtype, self.contiguous = v.ptr, v.shape, v.dtype, v.contiguous
+            self.device = v.device_id
+            self.cuda = v.device_type in (_dlpack.CUDA, _dlpack.CUDA_MANAGED)
+        elif hasattr(x, "__cuda_array_interface__"):
+            cai = x.__cuda_array_interface__
             self.ptr = cai["data"][0] or 0
             self.shape = tuple(cai["shape"])
             self.dtype = _FROM_TYPESTR.get(cai["typestr"])
@@ -111,15 +116,9 @@ class _Input:
             strides = cai.get("strides")
             self.contiguous = strides is None or _dlpack._is_dense(
                 self.shape, [s // _lib.DTYPE_SIZES[_lib.DTYPES.index(self.dtype)] for s in strides])
-            # the interface does not say the device: CuPy arrays do, others are on the current one
+            # the interface does not say the device: CuPy arrays do (.device.id), others are on device 0
             self.device = getattr(getattr(x, "device", None), "id", 0)
             self.cuda = True
-        elif self.bare_capsule or hasattr(x, "__dlpack__"):
-            v = _dlpack.view(x, spec.name, stream=_LEGACY_STREAM)
-            self.keep = v
-            self.ptr, self.shape, self.dtype, self.contiguous = v.ptr, v.shape, v.dtype, v.contiguous
-            self.device = v.device_id
-            self.cuda = v.device_type in (_dlpack.CUDA, _dlpack.CUDA_MANAGED)
         else:
             raise TypeError(f"input '{spec.name}' is the tensor {_gpu._decl(spec)}: got {type(x).__name__} (pass "
                             "an array with __cuda_array_interface__ or __dlpack__, or NumPy arrays for the CPU "

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from fusec._cpu import numpy_dtype
+
 # ---- the ops: last-axis reductions keep the axis, as fz's do -------------------------
 
 
@@ -149,20 +151,23 @@ def make_inputs(prog, rows, cols, seed):
     return values
 
 
-def tolerance(dtype, row):
+def tolerance(dtype, row, per_op=False):
     """(rtol, relative atol) for an output of `dtype` after reductions over
-    rows of length `row`: docs/runtime.md's table, the absolute part taken
-    relative to the largest reference value."""
+    rows of length `row`: docs/runtime.md's table (per-op mode rounds every
+    half value it stores: twice as much), the absolute part taken relative
+    to the largest reference value."""
     rtol = {"f64": 1e-10, "f32": 1e-4, "f16": 1e-2, "bf16": 2e-2}[dtype]
     if dtype in ("f32", "f64"):
         rtol *= max(1.0, math.sqrt(row) / 8)
+    elif per_op:
+        rtol *= 2
     return rtol, rtol
 
 
-def assert_close(name, got, want, dtype, row):
+def assert_close(name, got, want, dtype, row, per_op=False):
     """got, want: float64 NumPy arrays."""
     assert got.shape == want.shape, f"{name}: shape {got.shape}, expected {want.shape}"
-    rtol, atol = tolerance(dtype, row)
+    rtol, atol = tolerance(dtype, row, per_op)
     scale = float(np.max(np.abs(want))) if want.size else 0.0
     err = np.abs(got - want)
     bad = ~(err <= atol * scale + rtol * np.abs(want))
@@ -170,3 +175,28 @@ def assert_close(name, got, want, dtype, row):
         i = np.unravel_index(np.argmax(np.where(bad, err, -1)), got.shape)
         raise AssertionError(f"{name}: {int(bad.sum())} of {got.size} elements differ; worst at {i}: "
                              f"got {got[i]!r}, expected {want[i]!r} (rtol {rtol:g}, atol {atol * scale:g})")
+
+
+def random_inputs(prog, rec, rng):
+    """NumPy inputs for a program of tests/progen_dump, drawn as its record
+    says (bf16 as float32 values, which the package and torch round alike)."""
+    by_name = {i["name"]: i for i in rec["inputs"]}
+    args = []
+    for spec in prog.inputs:
+        r = by_name[spec.name]
+        shape = tuple(rec["dims"][d] if isinstance(d, str) else d for d in spec.shape)
+        lo, hi = r["lo"], r["hi"]
+        if spec.dtype == "bool":
+            a = rng.integers(0, 2, size=shape).astype(bool)
+        elif spec.dtype in ("i32", "i64"):
+            a = rng.integers(int(lo), int(hi) + 1, size=shape).astype(numpy_dtype(spec.dtype))
+        else:
+            a = rng.uniform(lo, hi, size=shape)
+            if r["nonfinite"] and a.size:
+                k = rng.integers(0, a.size, size=max(1, a.size // 20))
+                a.flat[k] = rng.choice([np.nan, np.inf, -np.inf], size=k.size)
+            a = a.astype(np.float32 if spec.dtype == "bf16" else numpy_dtype(spec.dtype))
+        if not spec.shape:
+            a = a.item() if spec.dtype not in ("bool",) else bool(a)
+        args.append(a)
+    return args

@@ -12,7 +12,7 @@ import pytest
 import fusec
 from conftest import progen_tool
 from fusec import _cpu
-from references import REFERENCES, NumpyOps, assert_close, make_inputs
+from references import REFERENCES, NumpyOps, assert_close, make_inputs, random_inputs
 
 
 def _as_program_dtype(spec, a):
@@ -152,19 +152,22 @@ def test_dlpack_export_round_trips_through_numpy():
     from fusec import _dlpack
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     before = _dlpack.exported()
-    cap = _dlpack.export(a.ctypes.data, a.shape, "f32", _dlpack.CPU, 0, a)
 
     class Export:
+        def __init__(self):
+            self.cap = _dlpack.export(a.ctypes.data, a.shape, "f32", _dlpack.CPU, 0, a)
+
         def __dlpack__(self, stream=None):
-            return cap
+            return self.cap
 
         def __dlpack_device__(self):
             return (_dlpack.CPU, 0)
 
-    b = np.from_dlpack(Export())
+    e = Export()
+    b = np.from_dlpack(e)
     np.testing.assert_array_equal(b, a)
     assert _dlpack.exported() == before + 1  # NumPy holds it
-    del b, cap
+    del b, e
     import gc
     gc.collect()
     assert _dlpack.exported() == before  # the deleter ran
@@ -201,27 +204,3 @@ def test_random_programs_bind_every_input_and_output():
             assert o.shape == want, f"seed {rec['seed']}: {spec.name} has shape {o.shape}, not {want}"
             dt = np.float32 if spec.dtype == "bf16" and _cpu._BF16 is None else _cpu.numpy_dtype(spec.dtype)
             assert o.dtype == dt, f"seed {rec['seed']}: {spec.name} is {o.dtype}, not {spec.dtype}"
-
-
-def random_inputs(prog, rec, rng, xp_float=None):
-    """NumPy inputs for a generated program, drawn as its record says."""
-    by_name = {i["name"]: i for i in rec["inputs"]}
-    args = []
-    for spec in prog.inputs:
-        r = by_name[spec.name]
-        shape = tuple(rec["dims"][d] if isinstance(d, str) else d for d in spec.shape)
-        lo, hi = r["lo"], r["hi"]
-        if spec.dtype == "bool":
-            a = rng.integers(0, 2, size=shape).astype(bool)
-        elif spec.dtype in ("i32", "i64"):
-            a = rng.integers(int(lo), int(hi) + 1, size=shape).astype(_cpu.numpy_dtype(spec.dtype))
-        else:
-            a = rng.uniform(lo, hi, size=shape)
-            if r["nonfinite"] and a.size:
-                k = rng.integers(0, a.size, size=max(1, a.size // 20))
-                a.flat[k] = rng.choice([np.nan, np.inf, -np.inf], size=k.size)
-            a = a.astype(np.float32 if spec.dtype == "bf16" else _cpu.numpy_dtype(spec.dtype))
-        if not spec.shape:
-            a = a.item() if spec.dtype not in ("bool",) else bool(a)
-        args.append(a)
-    return args
