@@ -78,14 +78,14 @@ def c_launch(prog, args, out):
     dp = prog._devices[args[0].get_device()]
     (sig,) = [s for s in dp.sigs.values()]
     stream = _gpu._raw_stream(dp.ordinal)
-    run = sig.runs.get(stream) or sig.run(stream)
+    run, st = sig.runs.get(stream) or sig.run(stream)
     for p in prog._tensor_pos:
         dp.ptrs[p] = args[p].data_ptr()
     for j, p in enumerate(prog._scalar_pos):
         dp.scalars[j] = args[p]
     dp.outs[0] = out.data_ptr()
     launch, P, O, ins, outs = _lib.launch_with, dp.ptrs, dp.outs, sig.in_shapes, sig.out_shapes
-    return lambda: launch(run, stream, P, ins, O, outs)
+    return lambda: launch(run, st, P, ins, O, outs)
 
 
 def main():

@@ -82,21 +82,24 @@ def context(ordinal):
 class Signature:
     """What calls with one set of input shapes and dtypes share."""
 
-    __slots__ = ("in_shapes", "out_shapes", "shapes", "dtypes", "device", "runs", "dp")
+    __slots__ = ("in_shapes", "out_shapes", "shapes", "dtypes", "alloc", "in_bytes", "device", "runs", "dp")
 
-    def __init__(self, dp, in_shapes, out_shapes, shapes, dtypes, device):
+    def __init__(self, dp, in_shapes, out_shapes, shapes, dtypes, device, in_bytes):
         self.dp, self.in_shapes, self.out_shapes = dp, in_shapes, out_shapes
         self.shapes, self.dtypes, self.device = shapes, dtypes, device
-        self.runs = {}  # stream handle -> fz_run
+        self.alloc = tuple(zip(shapes, dtypes))  # (shape, dtype) of each output
+        self.in_bytes = in_bytes                 # (position, bytes) of each tensor input
+        self.runs = {}  # stream handle (an int) -> (fz_run, stream) as c_void_p
 
     def run(self, stream):
+        """The run for `stream`, made now: the launch's first two arguments."""
         h = ctypes.c_void_p()
         _lib.check(_lib.lib.fz_run_create(self.dp.handle, None, ctypes.byref(h)))
-        self.runs[stream] = h.value
-        return h.value
+        r = self.runs[stream] = (h, ctypes.c_void_p(stream))
+        return r
 
     def close(self):
-        for r in self.runs.values():
+        for r, _ in self.runs.values():
             _lib.lib.fz_run_destroy(r)
         self.runs = {}
 
@@ -133,7 +136,13 @@ class DeviceProgram:
             outs.append(tuple(out_shapes[k:k + len(s.shape)]))
             k += len(s.shape)
         dtypes = [torch_dtype(s.dtype) if torch_outputs else s.dtype for s in prog.outputs]
-        sig = Signature(self, in_shapes, out_shapes, outs, dtypes, device)
+        in_bytes = []
+        for p, shape in zip(prog._tensor_pos, shapes):
+            n = _lib.DTYPE_SIZES[_lib.DTYPES.index(prog.inputs[p].dtype)]
+            for d in shape:
+                n *= d
+            in_bytes.append((p, n))
+        sig = Signature(self, in_shapes, out_shapes, outs, dtypes, device, tuple(in_bytes))
         if len(self.sigs) >= _SIG_CAP:
             self.sigs.pop(next(iter(self.sigs))).close()
         self.sigs[key] = sig
@@ -158,6 +167,9 @@ def device_program(prog, ordinal):
     return dp
 
 
+_launch = _lib.launch_with
+
+
 def _launch_error(run, status):
     raise _lib.exception(status, _lib.lib.fz_run_error(run).decode("utf-8", "replace"))
 
@@ -166,11 +178,9 @@ def _launch_error(run, status):
 
 def call_torch(prog, args, out):
     tpos = prog._tensor_pos
-    a = args[tpos[0]]
-    ordinal = a.get_device()
-    dp = prog._devices.get(ordinal) if ordinal >= 0 else None
-    key = []
+    dp = prog._devices.get(args[tpos[0]].get_device())  # never a CPU tensor's -1
     try:
+        key = []
         for p in tpos:
             a = args[p]
             key += (a.shape, a.dtype, a.get_device(), a.is_contiguous())
@@ -186,26 +196,25 @@ def call_torch(prog, args, out):
         for p in tpos:
             P[p] = args[p].data_ptr()
         S = dp.scalars
-        for j, p in enumerate(prog._scalar_pos):
+        for j, p in prog._scalar_slots:
             v = args[p]
-            if type(v) is float or type(v) is int:
-                S[j] = v
-            else:
-                S[j] = scalar_value(prog.inputs[p], v)
+            S[j] = v if type(v) is float or type(v) is int else scalar_value(prog.inputs[p], v)
+        O = dp.outs
         if out is None:
             empty, dev = _torch.empty, sig.device
-            outs = [empty(s, dtype=t, device=dev) for s, t in zip(sig.shapes, sig.dtypes)]
+            outs = [empty(s, dtype=t, device=dev) for s, t in sig.alloc]
         else:
-            outs = _given_outputs(prog, sig, args, out)
-        O = dp.outs
-        for i, o in enumerate(outs):
+            outs = _given_outputs(prog, sig, dp, out)
+        i = 0
+        for o in outs:
             O[i] = o.data_ptr()
+            i += 1
         stream = _raw_stream(dp.ordinal)
-        run = sig.runs.get(stream) or sig.run(stream)
-        s = _lib.launch_with(run, stream, P, sig.in_shapes, O, sig.out_shapes)
+        run, st = sig.runs.get(stream) or sig.run(stream)
+        s = _launch(run, st, P, sig.in_shapes, O, sig.out_shapes)
     if s:
         _launch_error(run, s)
-    return prog._result(outs)
+    return outs[0] if i == 1 else prog._Outputs(*outs)
 
 
 def _torch_signature(prog, args, key):
@@ -246,43 +255,51 @@ def _as_torch(spec, x):
                     "tensors (pass every tensor input as a torch tensor)")
 
 
-def _given_outputs(prog, sig, args, out):
-    """out= as a list in output order, each checked against the signature."""
+def _given_outputs(prog, sig, dp, out):
+    """out= as a list in output order, each checked against the signature
+    (the inputs' pointers are in dp.ptrs already)."""
+    out = [out] if isinstance(out, _Tensor) else _out_list(prog, out)
+    if len(out) != len(sig.shapes):
+        n = len(sig.shapes)
+        raise TypeError(f"out= must give all {n} output{'s' if n != 1 else ''} of program '{prog.name}' "
+                        f"({', '.join(s.name for s in prog.outputs)})")
+    for i, o in enumerate(out):
+        shape, dtype = sig.alloc[i]
+        if not isinstance(o, _Tensor) or o.dtype is not dtype or o.shape != shape or \
+                o.get_device() != dp.ordinal or not o.is_contiguous():
+            _bad_output(prog.outputs[i], o, shape, dtype, sig.device)
+        lo = o.data_ptr()
+        hi = lo + o.numel() * o.element_size()
+        for p, nbytes in sig.in_bytes:
+            a = dp.ptrs[p] or 0
+            if nbytes and hi > lo and lo < a + nbytes and a < hi:
+                raise ValueError(f"out= for output '{prog.outputs[i].name}' overlaps input '{prog.inputs[p].name}': "
+                                 "a kernel may read an input after writing an output")
+    return out
+
+
+def _out_list(prog, out):
     specs = prog.outputs
     if isinstance(out, dict):
         unknown = [k for k in out if k not in {s.name for s in specs}]
         if unknown:
             raise TypeError(f"out=: program '{prog.name}' has no output named '{unknown[0]}'")
         out = [out.get(s.name) for s in specs]
-    elif isinstance(out, (list, tuple)):
-        out = list(out)
-    else:
-        out = [out]
-    if len(out) != len(specs) or any(o is None for o in out):
-        raise TypeError(f"out= must give all {len(specs)} output{'s' if len(specs) != 1 else ''} of program "
-                        f"'{prog.name}' ({', '.join(s.name for s in specs)})")
-    ins = [args[p] for p in prog._tensor_pos]
-    for spec, o, shape, dtype in zip(specs, out, sig.shapes, sig.dtypes):
-        if not isinstance(o, _Tensor):
-            raise TypeError(f"out= for output '{spec.name}': got {type(o).__name__}, not a torch tensor")
-        if o.dtype != dtype or tuple(o.shape) != shape:
-            raise ValueError(f"out= for output '{spec.name}' must be {dtype} of shape {shape}: got {o.dtype} of "
-                             f"shape {tuple(o.shape)}")
-        if o.device != sig.device:
-            raise ValueError(f"out= for output '{spec.name}' is on {o.device}; the inputs are on {sig.device}")
-        if not o.is_contiguous():
-            raise ValueError(f"out= for output '{spec.name}' is not contiguous")
-        for p, x in zip(prog._tensor_pos, ins):
-            if _overlap(o, x):
-                raise ValueError(f"out= for output '{spec.name}' overlaps input '{prog.inputs[p].name}': a kernel "
-                                 "may read an input after writing an output")
-    return out
+        return [] if any(o is None for o in out) else out
+    if isinstance(out, (list, tuple)):
+        return list(out)
+    raise TypeError(f"out= takes a tensor, or a sequence or dict of tensors, not {type(out).__name__}")
 
 
-def _overlap(a, b):
-    na, nb = a.numel() * a.element_size(), b.numel() * b.element_size()
-    pa, pb = a.data_ptr(), b.data_ptr()
-    return na > 0 and nb > 0 and pa < pb + nb and pb < pa + na
+def _bad_output(spec, o, shape, dtype, device):
+    if not isinstance(o, _Tensor):
+        raise TypeError(f"out= for output '{spec.name}': got {type(o).__name__}, not a torch tensor")
+    if o.dtype != dtype or tuple(o.shape) != shape:
+        raise ValueError(f"out= for output '{spec.name}' must be {dtype} of shape {shape}: got {o.dtype} of "
+                         f"shape {tuple(o.shape)}")
+    if o.device != device:
+        raise ValueError(f"out= for output '{spec.name}' is on {o.device}; the inputs are on {device}")
+    raise ValueError(f"out= for output '{spec.name}' is not contiguous")
 
 
 def scalar_value(spec, v):

@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 
-from . import _lib
+from . import _gpu, _lib
 from ._errors import CompileError
 
 __all__ = ["Program", "TensorSpec", "compile", "compile_file"]
@@ -66,6 +66,7 @@ class Program:
         self._index = {s.name: i for i, s in enumerate(self.inputs)}
         self._tensor_pos = tuple(i for i, s in enumerate(self.inputs) if s.shape)
         self._scalar_pos = tuple(i for i, s in enumerate(self.inputs) if not s.shape)
+        self._scalar_slots = tuple(enumerate(self._scalar_pos))  # (index among scalars, position)
         names = [s.name for s in self.outputs]
         self._Outputs = collections.namedtuple("Outputs", names, rename=True) if len(names) > 1 else None
         self._devices = {}  # CUDA ordinal -> _gpu.DeviceProgram
@@ -100,7 +101,6 @@ class Program:
         if kwargs or len(args) != len(self.inputs):
             args = self._arrange(args, kwargs)
         if self._tensor_pos:
-            from . import _gpu
             first = args[self._tensor_pos[0]]
             if _gpu.is_torch(first):
                 return _gpu.call_torch(self, args, out)

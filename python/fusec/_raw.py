@@ -157,8 +157,8 @@ def call(prog, args, out):
             dp.scalars[j] = _gpu.scalar_value(prog.inputs[p], args[p])
         for i, o in enumerate(outs):
             dp.outs[i] = o.ptr
-        run = sig.runs.get(0) or sig.run(0)
-        s = _lib.launch_with(run, None, dp.ptrs, sig.in_shapes, dp.outs, sig.out_shapes)
+        run, st = sig.runs.get(0) or sig.run(0)
+        s = _lib.launch_with(run, st, dp.ptrs, sig.in_shapes, dp.outs, sig.out_shapes)
         if s == 0 and any(t.bare_capsule for t in ins.values()):
             s = _lib.lib.fz_run_synchronize(run)  # a bare capsule may free its memory once we return
     if s:
