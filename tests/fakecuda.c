@@ -6,6 +6,8 @@
  * but are counted with their stream. Tests read the counters through
  * fake_cuda_launches. What the kernels compute is the GPU tests' business;
  * this checks everything around a launch (tests/python/fake_driver_check.py).
+ * An entry point added to runtime/driver.h's table needs a stub here: the
+ * test fails saying which one is missing.
  */
 #include <cuda.h>
 #include <pthread.h>
@@ -83,6 +85,14 @@ static CUresult htod(CUdeviceptr d, const void *h, size_t n, CUstream s) { memcp
 static CUresult dtoh(void *h, CUdeviceptr d, size_t n, CUstream s) { memcpy(h, (void *)(uintptr_t)d, n); return 0; }
 static CUresult dtod(CUdeviceptr d, CUdeviceptr s_, size_t n, CUstream s) { memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s_, n); return 0; }
 
+static CUresult pointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	if (a != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*(int *)data = 0; /* the one device */
+	return 0;
+}
+
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned smem, CUstream s, void **params, void **extra)
 {
@@ -135,7 +145,7 @@ static const struct {
 	{"cuStreamBeginCapture", (void *)beginCapture}, {"cuStreamEndCapture", (void *)endCapture},
 	{"cuStreamIsCapturing", (void *)isCapturing}, {"cuGraphInstantiateWithFlags", (void *)graphInstantiate},
 	{"cuGraphLaunch", (void *)graphLaunch}, {"cuGraphExecDestroy", (void *)graphExecDestroy},
-	{"cuGraphDestroy", (void *)graphDestroy},
+	{"cuGraphDestroy", (void *)graphDestroy}, {"cuPointerGetAttribute", (void *)pointerGetAttribute},
 };
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
