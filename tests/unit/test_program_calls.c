@@ -54,13 +54,14 @@ END_TEST
 START_TEST(shapes_from_sizes)
 {
 	fz_program *p = compile(two_dims, 1);
-	int64_t in[] = {3, 5, 5}, dims[2], out[3];
+	int64_t in[] = {3, 5, 5}, dims[2], out[4];
 	ck_assert_int_eq(fz_program_shapes(p, in, dims, out), FZ_OK);
 	ck_assert_int_eq(dims[0], 3);
 	ck_assert_int_eq(dims[1], 5);
 	ck_assert_int_eq(out[0], 3);
 	ck_assert_int_eq(out[1], 5);
-	ck_assert_int_eq(out[2], 3);
+	ck_assert_int_eq(out[2], 3); /* t = sum(x): [B, 1] */
+	ck_assert_int_eq(out[3], 1);
 	fz_program_destroy(p);
 }
 END_TEST
@@ -90,7 +91,7 @@ START_TEST(run_cpu_matches_double)
 {
 	fz_program *p = compile(two_dims, 1);
 	enum { B = 3, N = 5 };
-	float x[B * N], w[N], s = 0.25f, y[B * N], t[B];
+	float x[B * N], w[N], s = 0.25f, y[B * N], t[B]; /* t: [B, 1] */
 	for (int i = 0; i < B * N; i++)
 		x[i] = (float)(i % 7) - 2.5f;
 	for (int i = 0; i < N; i++)
