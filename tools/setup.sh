@@ -13,7 +13,8 @@
 # The Python package's tests (tests/python) need a Python 3 with numpy and
 # pytest: the first of $FUSEC_PYTHON, python3 and /usr/bin/python3 that has
 # them, else Debian's python3-numpy and python3-pytest are installed for
-# /usr/bin/python3. CMake is told which (FUSEC_PYTHON).
+# /usr/bin/python3. CMake is told which (FUSEC_PYTHON). python3-venv too, for
+# the README's `python3 -m venv` and `pip install .`.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -40,6 +41,9 @@ PYTHON=$(find_python) || {
 	done
 	PYTHON=/usr/bin/python3
 }
+# `python3 -m venv` (the README's `pip install .`) needs ensurepip, which
+# Debian ships apart
+python3 -c 'import ensurepip' 2>/dev/null || have_pkg python3-venv || need="$need python3-venv"
 if [ -n "$need" ]; then
 	echo "setup: installing:$need"
 	SUDO=""
