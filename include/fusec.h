@@ -231,6 +231,26 @@ FZ_API int fz_program_find_output(const fz_program *p, const char *name);
 FZ_API int fz_program_num_dims(const fz_program *p);
 FZ_API const char *fz_program_dim_name(const fz_program *p, int k);
 
+/* The `fusec --explain` text (why each edge between kernels was not fused)
+ * into buf, cut to cap bytes with a NUL; returns its full length, as snprintf. */
+FZ_API size_t fz_program_explain(const fz_program *p, char *buf, size_t cap);
+
+/* Calls by position, for language bindings (no names, one call a step). An
+ * input's sizes are passed as `in_shapes`: every input's sizes in declaration
+ * order, concatenated (a scalar has none); output shapes likewise. */
+
+/* The dims (fz_program_num_dims values) and output shapes that inputs of
+ * these sizes give; no GPU. A mismatch is FZ_ERR_BINDING, its message naming
+ * the input, the dim (or axis) and both sizes. */
+FZ_API fz_status fz_program_shapes(const fz_program *p, const int64_t *in_shapes, int64_t *dims,
+                                   int64_t *out_shapes);
+/* Run p on the CPU reference interpreter (synchronous, no GPU): inputs[i] is
+ * input i's data in host memory (dense, C order, the dtype's storage format;
+ * a scalar is one element), outputs[i] host memory of output i's size
+ * (fz_program_shapes). Per-op programs (fuse 0) round each half value stored. */
+FZ_API fz_status fz_program_run_cpu(const fz_program *p, const void *const *inputs, const int64_t *in_shapes,
+                                    void *const *outputs);
+
 /* ---- runs: bindings and launches ---------------------------------------------------- */
 
 typedef struct fz_run fz_run;
@@ -280,6 +300,12 @@ FZ_API fz_status fz_run_bind_output(fz_run *r, const char *name, void *device_pt
  * input, FZ_ERR_RUNTIME (before any launch) for max/min over an empty axis,
  * FZ_ERR_DEVICE_MEMORY, FZ_ERR_CUDA. */
 FZ_API fz_status fz_run_launch(fz_run *r);
+/* Set the stream, bind every input and output by position and launch, in one
+ * call: inputs[i] is input i's device memory, or for a scalar input a double
+ * (as fz_run_bind_scalar); outputs[i] is output i's device memory (NULL:
+ * run-owned) with sizes in out_shapes. Dtypes are the declared ones. */
+FZ_API fz_status fz_run_launch_with(fz_run *r, void *stream, const void *const *inputs, const int64_t *in_shapes,
+                                    void *const *outputs, const int64_t *out_shapes);
 /* Wait for the run's stream (errors of kernels surface here). */
 FZ_API fz_status fz_run_synchronize(fz_run *r);
 

@@ -257,6 +257,11 @@ void fz_run_destroy(fz_run *r)
 }
 
 const char *fz_run_error(const fz_run *r) { return r ? r->err : ""; }
+const fz_program *rt_run_program(fz_run *r, char **err)
+{
+	*err = r->err;
+	return r->p;
+}
 
 fz_status fz_run_set_stream(fz_run *r, void *stream)
 {

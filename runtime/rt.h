@@ -8,6 +8,8 @@
  *   jit.c     NVRTC -> cubin -> module, through the in-memory and disk caches
  *   api.c     contexts, programs, introspection, device memory
  *   launch.c  runs: bindings, per-size launch plans, launches, CUDA graphs
+ *   call.c    a run bound and launched by position in one call (bindings)
+ *   program.c the explain text, shapes, and runs on the CPU reference
  */
 #ifndef FUSEC_RT_H
 #define FUSEC_RT_H
@@ -101,6 +103,9 @@ fz_status rt_jit(fz_context *ctx, fz_program *p, char *err);
 void rt_jit_release(fz_program *p);
 /* Unload every module (context destruction). */
 void rt_jit_unload_all(fz_context *ctx);
+
+/* The program a run runs, and its error message buffer (launch.c). */
+const fz_program *rt_run_program(fz_run *r, char **err);
 
 /* Allow `smem` bytes of dynamic shared memory for entry e (above 48 KB a
  * function must opt in). */

@@ -9,6 +9,12 @@
 #
 # The CUDA toolkit (NVRTC and headers) is expected under /usr/local/cuda, or
 # wherever FUSEC_CUDA_ROOT points; no GPU or driver is needed to build.
+#
+# The Python package's tests (tests/python) need a Python 3 with numpy and
+# pytest: the first of $FUSEC_PYTHON, python3 and /usr/bin/python3 that has
+# them, else Debian's python3-numpy and python3-pytest are installed for
+# /usr/bin/python3. CMake is told which (FUSEC_PYTHON). python3-venv too, for
+# the README's `python3 -m venv` and `pip install .`.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -20,6 +26,24 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for p in build-essential cmake re2c check libsubunit-dev libxxhash-dev pkg-config; do
 	have_pkg "$p" || need="$need $p"
 done
+
+# a Python with numpy and pytest, as its real path (not a shim's)
+find_python() {
+	for p in ${FUSEC_PYTHON:-} python3 /usr/bin/python3; do
+		command -v "$p" >/dev/null 2>&1 &&
+			"$p" -c 'import sys, numpy, pytest; print(sys.executable)' 2>/dev/null && return 0
+	done
+	return 1
+}
+PYTHON=$(find_python) || {
+	for p in python3 python3-numpy python3-pytest; do
+		have_pkg "$p" || need="$need $p"
+	done
+	PYTHON=/usr/bin/python3
+}
+# `python3 -m venv` (the README's `pip install .`) needs ensurepip, which
+# Debian ships apart
+python3 -c 'import ensurepip' 2>/dev/null || have_pkg python3-venv || need="$need python3-venv"
 if [ -n "$need" ]; then
 	echo "setup: installing:$need"
 	SUDO=""
@@ -41,5 +65,6 @@ if [ ! -f "$CUDA_ROOT/include/nvrtc.h" ]; then
 fi
 
 # shellcheck disable=SC2086
-cmake -S . -B "$BUILD_DIR" -DFUSEC_WERROR=ON -DFUSEC_CUDA_ROOT="$CUDA_ROOT" ${CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$BUILD_DIR" -DFUSEC_WERROR=ON -DFUSEC_CUDA_ROOT="$CUDA_ROOT" -DFUSEC_PYTHON="$PYTHON" \
+	${CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"

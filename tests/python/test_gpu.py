@@ -1,0 +1,273 @@
+"""The package on a GPU (skipped without torch and a CUDA device): every
+example against PyTorch eager in float64, fused and per-op; torch's
+streams and allocator; out=; the errors of device tensors; inputs through
+__cuda_array_interface__ and DLPack; the path without torch (DeviceArray);
+and random programs of the C tests' generator against the CPU reference."""
+
+import concurrent.futures
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import fusec
+from conftest import progen_tool
+from fusec import _gpu, _raw
+from references import REFERENCES, TorchOps, assert_close, make_inputs, random_inputs
+
+SIZES = [(3, 67), (64, 1000), (4097, 33), (2, 100003), (8, 1)]
+
+
+def _torch_dtype(torch, fz):
+    return {"bool": torch.bool, "i32": torch.int32, "i64": torch.int64, "f16": torch.float16,
+            "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}[fz]
+
+
+def _example_args(torch, prog, rows, cols, seed):
+    vals = make_inputs(prog, rows, cols, seed)
+    args = []
+    for s in prog.inputs:
+        v = vals[s.name]
+        args.append(torch.from_numpy(v).to("cuda", _torch_dtype(torch, s.dtype)) if s.shape else v)
+    return args
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "per-op"])
+@pytest.mark.parametrize("rows,cols", SIZES)
+def test_every_example_matches_torch_eager_float64(cuda, example_files, rows, cols, fuse):
+    torch = cuda
+    F = TorchOps(torch)
+    for path in example_files:
+        stem = os.path.basename(path)[:-3]
+        prog = fusec.compile_file(path, fuse=fuse)
+        args = _example_args(torch, prog, rows, cols, seed=rows + cols)
+        got = prog(*args)
+        got = got if isinstance(got, tuple) else (got,)
+        want = REFERENCES[stem](F, *[a.double() if isinstance(a, torch.Tensor) else a for a in args])
+        for spec, g, w in zip(prog.outputs, got, want):
+            assert g.device == args[0].device and g.dtype == _torch_dtype(torch, spec.dtype), f"{stem}: {spec.name}"
+            w = torch.broadcast_to(w, g.shape)
+            # per-op mode stores (rounds) every half value, as eager does: twice the tolerance
+            assert_close(f"{stem} {rows}x{cols} {'fused' if fuse else 'per-op'}: {spec.name}",
+                         g.double().cpu().numpy(), w.cpu().numpy(), spec.dtype, cols, per_op=not fuse)
+
+
+def test_outputs_come_from_torch_on_the_inputs_device(cuda):
+    torch = cuda
+    prog = fusec.compile("in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\nout m = max(x)\n")
+    x = torch.randn(16, 256, device="cuda")
+    before = torch.cuda.memory_allocated()
+    r = prog(x)
+    assert torch.cuda.memory_allocated() - before >= (16 * 256 + 16) * 4  # torch's allocator made them
+    assert r.y.shape == (16, 256) and r.m.shape == (16, 1) and r.y.is_contiguous()
+    torch.testing.assert_close(r.y, torch.softmax(x, -1))
+    torch.testing.assert_close(r.m, x.amax(-1, keepdim=True))
+
+
+def test_runs_on_torchs_current_stream_without_synchronising(cuda):
+    torch = cuda
+    prog = fusec.compile("in x: f32[N]\nin a: f32\nout y = x * a\n")
+    x = torch.zeros(1 << 20, device="cuda")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):  # first: the module, the run and the output block, made before the check
+        prog(x, 2.0)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # keeps the side stream busy for a while
+        x.fill_(3.0)                     # ordered after the sleep, on the side stream
+        y = prog(x, 2.0)                 # must see the 3s: launched on the side stream
+        assert not side.query(), "the call waited for the side stream"
+    assert torch.cuda.default_stream().query(), "the call put work on the default stream"
+    side.synchronize()
+    assert torch.equal(y, torch.full_like(x, 6.0))
+    # and back on the default stream, a fresh run of its own
+    y2 = prog(x, 0.5)
+    torch.cuda.synchronize()
+    assert torch.equal(y2, torch.full_like(x, 1.5))
+    dp = prog._devices[x.get_device()]
+    (sig,) = dp.sigs.values()
+    assert set(sig.runs) == {side.cuda_stream, torch.cuda.default_stream().cuda_stream}
+
+
+def test_out_writes_into_given_tensors(cuda):
+    torch = cuda
+    prog = fusec.compile("in x: f32[B, N]\nout s = sum(x)\nout y = x + 1\n")
+    x = torch.randn(8, 33, device="cuda")
+    s, y = torch.empty(8, 1, device="cuda"), torch.empty(8, 33, device="cuda")
+    r = prog(x, out=(s, y))
+    assert r.s is s and r.y is y
+    torch.testing.assert_close(y, x + 1)
+    torch.testing.assert_close(s, x.sum(-1, keepdim=True))
+    y.zero_()
+    assert prog(x, out={"y": y, "s": s}).y is y
+    torch.testing.assert_close(y, x + 1)
+    single = fusec.compile("in x: f32[N]\nout y = x * 2\n")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        o = torch.empty(5, device="cuda")
+        assert single(torch.ones(5, device="cuda"), out=o) is o
+    side.synchronize()
+    assert torch.equal(o, torch.full((5,), 2.0, device="cuda"))
+
+
+def _raises(exc, message, fn, *args, **kwargs):
+    with pytest.raises(exc) as e:
+        fn(*args, **kwargs)
+    assert str(e.value) == message
+
+
+def test_errors_of_device_tensors(cuda):
+    torch = cuda
+    prog = fusec.compile("in x: f32[B, N]\nin w: f32[N]\nin n: f32\nout y = x * w * n\n", name="p.fz")
+    x, w = torch.ones(4, 3, device="cuda"), torch.ones(3, device="cuda")
+    _raises(TypeError, "input 'w' is f32[N]: got a tensor of dtype torch.float64 (convert it with .to(torch.float32))",
+            prog, x, w.double(), 1.0)
+    _raises(ValueError, "input 'x' is not contiguous (shape (3, 4), strides (1, 3)): fusec reads dense row-major "
+            "tensors; pass x.contiguous()", prog, x.t(), torch.ones(4, device="cuda"), 1.0)
+    _raises(ValueError, "input 'w': dim N (axis 0) is 5, but input 'x' gives N = 3", prog, x,
+            torch.ones(5, device="cuda"), 1.0)
+    _raises(ValueError, "input 'x' is f32[B, N] (rank 2): got a tensor of shape (12,) (rank 1)", prog,
+            torch.ones(12, device="cuda"), w, 1.0)
+    _raises(ValueError, "input 'w' is on the CPU: fusec runs torch tensors on CUDA devices (move it with .cuda(), or "
+            "pass NumPy arrays for the CPU reference)", prog, x, torch.ones(3), 1.0)
+    _raises(ValueError, "input 'n' is a scalar f32: got a tensor on cuda:0, whose value would need a synchronising "
+            "copy (pass a Python number)", prog, x, w, torch.tensor(2.0, device="cuda"))
+    _raises(TypeError, "input 'w' is the tensor f32[N]: got ndarray, among torch tensors (pass every tensor input as "
+            "a torch tensor)", prog, x, np.ones(3, np.float32), 1.0)
+    y = torch.empty(4, 3, device="cuda")
+    _raises(ValueError, "out= for output 'y' must be torch.float32 of shape (4, 3): got torch.float32 of shape (3, 4)",
+            prog, x, w, 1.0, out=torch.empty(3, 4, device="cuda"))
+    _raises(ValueError, "out= for output 'y' overlaps input 'x': a kernel may read an input after writing an output",
+            prog, x, w, 1.0, out=x)
+    _raises(TypeError, "out= must give all 1 output of program 'p.fz' (y)", prog, x, w, 1.0, out=[y, y])
+    # a CPU 0-d tensor is a number, and a good call after errors still works
+    torch.testing.assert_close(prog(x, w, torch.tensor(2.0), out=y), torch.full((4, 3), 2.0, device="cuda"))
+    if torch.cuda.device_count() > 1:
+        _raises(ValueError, "input 'w' is on cuda:1, but input 'x' is on cuda:0: all inputs of a call must be on one "
+                "device", prog, x, w.to("cuda:1"), 1.0)
+
+
+def test_each_device_of_the_tensors(cuda):
+    torch = cuda
+    prog = fusec.compile("in x: f32[N]\nout y = x * 2\n")
+    for d in range(torch.cuda.device_count()):
+        x = torch.arange(4.0, device=f"cuda:{d}")
+        y = prog(x)
+        assert y.device == x.device
+        torch.testing.assert_close(y, x * 2)
+    assert sorted(prog._devices) == list(range(torch.cuda.device_count()))
+
+
+def test_one_signature_per_shape(cuda):
+    torch = cuda
+    prog = fusec.compile("in x: f32[B, N]\nout y = x - max(x)\n")
+    for shape in [(4, 8), (4, 8), (2, 8), (4, 8), (0, 8)]:
+        x = torch.randn(*shape, device="cuda")
+        torch.testing.assert_close(prog(x), x - x.amax(-1, keepdim=True))
+    assert len(prog._devices[0].sigs) == 3
+
+
+def test_cuda_array_interface_and_dlpack_inputs(cuda):
+    torch = cuda
+    prog = fusec.compile("in x: f32[N]\nin y: f32[N]\nout z = x * y\n")
+    x, y = torch.arange(5.0, device="cuda"), torch.full((5,), 3.0, device="cuda")
+
+    class CAI:  # what CuPy or Numba arrays show
+        def __init__(self, t):
+            self.__cuda_array_interface__ = t.__cuda_array_interface__
+            self.t = t
+
+    class DL:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None, **kwargs):
+            return self.t.__dlpack__(stream=stream)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    want = x * y
+    for a, b in [(CAI(x), CAI(y)), (DL(x), DL(y)), (torch.utils.dlpack.to_dlpack(x), DL(y))]:
+        z = prog(a, b)
+        assert isinstance(z, torch.Tensor)
+        torch.testing.assert_close(z, want)
+
+
+def test_without_torch_device_arrays(gpu_context):
+    """The no-torch path (as if torch were not installed): DeviceArray in and out."""
+    prog = fusec.compile("in x: f32[B, N]\nin s: f32\ne = exp(x * s - max(x * s))\nout y = e / sum(e)\n"
+                         "out h = bf16(e)\n")
+    xs = np.random.default_rng(0).standard_normal((5, 300)).astype(np.float32)
+    x = fusec.to_device(xs)
+    assert x.__cuda_array_interface__["shape"] == (5, 300)
+    y, h = _raw.call(prog, [x, 0.5], None)
+    assert isinstance(y, fusec.DeviceArray) and (y.shape, y.dtype, h.dtype) == ((5, 300), "f32", "bf16")
+    want = prog.run_cpu(xs, 0.5)
+    np.testing.assert_allclose(y.numpy(), want.y, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(h.numpy().astype(np.float32), want.h.astype(np.float32), rtol=1e-2)
+    assert not hasattr(h, "__cuda_array_interface__")  # bf16: DLPack only
+    out = fusec.DeviceArray((5, 300), "f32"), fusec.DeviceArray((5, 300), "bf16")
+    r = _raw.call(prog, [x, 0.5], out)
+    assert r.y is out[0]
+    np.testing.assert_allclose(out[0].numpy(), want.y, rtol=1e-5, atol=1e-7)
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.from_dlpack(y)  # fusec's export, consumed by torch without a copy
+    assert t.data_ptr() == y.ptr
+    np.testing.assert_allclose(t.cpu().numpy(), want.y, rtol=1e-5, atol=1e-7)
+    assert torch.as_tensor(x, device="cuda").data_ptr() == x.ptr
+
+
+# ---- random programs ---------------------------------------------------------------------
+
+def _compare(seed, name, got, want, atol, rtol):
+    """got, want: float64 arrays; NaN matches NaN, an infinity the same one."""
+    assert got.shape == want.shape, f"seed {seed}: {name} has shape {got.shape}, expected {want.shape}"
+    nan = np.isnan(want)
+    ok = np.where(nan, np.isnan(got), got == want)
+    fin = np.isfinite(want) & np.isfinite(got)
+    ok |= fin & (np.abs(got - want) <= atol + rtol * np.abs(want))
+    if not ok.all():
+        i = np.unravel_index(np.argmin(ok), ok.shape)
+        raise AssertionError(f"seed {seed}: {name}: {int((~ok).sum())} of {ok.size} elements differ; at {i} got "
+                             f"{got[i]!r}, expected {want[i]!r} (atol {atol:g}, rtol {rtol:g})")
+
+
+def test_random_programs_match_the_cpu_reference(cuda):
+    torch = cuda
+    tool = progen_tool()
+    if tool is None:
+        pytest.skip("tests/progen_dump is not built (FUSEC_PROGEN_DUMP names it)")
+    count = int(os.environ.get("FUSEC_PY_RANDOM_COUNT", "1000"))
+    seed0 = int(os.environ.get("FUSEC_PY_RANDOM_SEED0", "500000"))
+    recs = [json.loads(line) for line in subprocess.run([tool, "--size", "small", str(seed0), str(count)], check=True,
+                                                        capture_output=True, text=True).stdout.splitlines()]
+    assert len(recs) == count
+    progs = [fusec.compile(r["source"], name=r["name"], fuse=r["seed"] % 10 != 0) for r in recs]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:  # NVRTC runs without the GIL
+        list(pool.map(lambda p: _gpu.device_program(p, 0), progs))
+    rng = np.random.default_rng(seed0)
+    ran = 0
+    for rec, prog in zip(recs, progs):
+        args = random_inputs(prog, rec, rng)
+        if not prog._tensor_pos:  # scalars only: nothing says which device (the CPU reference runs it)
+            continue
+        dev = [torch.from_numpy(np.ascontiguousarray(a)).to("cuda", _torch_dtype(torch, s.dtype))
+               if s.shape else a for s, a in zip(prog.inputs, args)]
+        if rec["runtime_error"]:
+            with pytest.raises(ValueError, match="reduces an empty axis"):
+                prog(*dev)
+            continue
+        got = prog(*dev)
+        want = prog.run_cpu(*args)
+        got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+        for o, g, w in zip(rec["outputs"], got, want):
+            _compare(rec["seed"], o["name"], g.double().cpu().numpy(), np.asarray(w).astype(np.float64),
+                     o["atol"], o["rtol"])
+        ran += 1
+    assert ran >= count * 9 // 10, f"only {ran} of {count} programs ran on the GPU"
