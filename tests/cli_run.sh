@@ -191,6 +191,12 @@ same_text f32_range err "fusec: input 's': '1e39' is not a valid f32 (out of ran
 expect i32_range 1 -- "$fusec" run ints.fz --cpu --in n=3000000000 --dim N=1
 same_text i32_range err "fusec: input 'n': '3000000000' is not a valid i32 (out of range)"
 
+# ---- --arch names one this NVRTC compiles for, and the message lists them -------------------
+for a in sm_55 sm_200 sm_50a sm_90a compute_ sm_x; do
+	expect "arch_$a" 2 -- "$fusec" --emit=ptx --arch=$a softmax.fz
+	if grep -q "^fusec: invalid architecture '$a': this NVRTC compiles for sm_[0-9]*, sm_" err; then ok; else bad "arch_$a: message"; fi
+done
+
 # ---- long names are shortened in messages ------------------------------------------------------
 long=$(head -c 100000 /dev/zero | tr '\0' a)
 printf 'in x: f32\nout y = %s\n' "$long" >long.fz

@@ -168,10 +168,10 @@ typedef struct MainOptions {
 static int parse_arch(const char *s, MainOptions *o)
 {
 	const char *d = strncmp(s, "sm_", 3) == 0 ? s + 3 : strncmp(s, "compute_", 8) == 0 ? s + 8 : NULL;
-	char *end = NULL;
+	char *end = NULL, list[512];
 	long v = d && *d >= '1' && *d <= '9' ? strtol(d, &end, 10) : -1;
-	char list[512];
-	if (v < 0 || *end || !rt_nvrtc_arch_supported((int)v, list, sizeof list)) {
+	bool known = rt_nvrtc_arch_supported(v >= 0 && v < 10000 ? (int)v : -1, list, sizeof list);
+	if (v < 0 || *end || !known) {
 		cli_error("invalid architecture '%s': this NVRTC compiles for %s", s, list);
 		return EXIT_USAGE;
 	}
