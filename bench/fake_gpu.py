@@ -149,8 +149,9 @@ def install():
     torch.linalg = types.SimpleNamespace(vector_norm=lambda t: Tensor(np.linalg.norm(t.a.ravel()), float64))
     torch.version = types.SimpleNamespace(cuda="fake")
     torch.cuda = types.SimpleNamespace(synchronize=lambda: None, empty_cache=lambda: None,
-                                       get_device_name=lambda i: "FAKE GPU",
-                                       get_device_properties=lambda i: _Props())
+                                       set_device=lambda i: None, current_device=lambda: 0,
+                                       get_device_name=lambda i=0: "FAKE GPU",
+                                       get_device_properties=lambda i=0: _Props())
     nn = types.ModuleType("torch.nn")
     nn.functional = _functional()
     torch.nn = nn
