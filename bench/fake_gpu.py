@@ -169,7 +169,7 @@ def install():
     torch.version = types.SimpleNamespace(cuda="fake")
     torch.cuda = types.SimpleNamespace(synchronize=lambda: None, empty_cache=lambda: None,
                                        get_device_name=lambda i=None: "FAKE GPU",
-                                       get_device_properties=lambda i: _Props(),
+                                       get_device_properties=lambda i=None: _Props(),
                                        set_device=lambda i: None, current_device=lambda: 0)
     nn = types.ModuleType("torch.nn")
     nn.functional = _functional()

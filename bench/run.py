@@ -630,10 +630,23 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
+def finite(obj):
+    """obj with every float that is not finite (NaN, infinities) as None:
+    JSON has no literal for them, and strict parsers refuse Python's NaN."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
 def save(doc, path):
+    """Strict JSON (non-finite numbers are null), written whole or not at all."""
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
+        json.dump(finite(doc), f, indent=1, sort_keys=True, allow_nan=False)
     os.replace(tmp, path)
 
 

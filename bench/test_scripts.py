@@ -73,6 +73,26 @@ def synthetic_doc():
     return doc
 
 
+class StrictJson(unittest.TestCase):
+    def test_save_writes_no_nan(self):
+        import json
+
+        def refuse(c):
+            raise ValueError(c)
+
+        doc = synthetic_doc()  # its builtin rel_err is NaN
+        doc["workloads"][0]["results"]["eager"]["us"] = float("inf")
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            run.save(doc, out)
+            with open(out) as f:
+                back = json.loads(f.read(), parse_constant=refuse)
+        res = back["workloads"][0]["results"]
+        self.assertIsNone(res["builtin"]["rel_err"])
+        self.assertIsNone(res["eager"]["us"])
+        self.assertEqual(res["fusec"]["us"], 2.0)
+
+
 class Report(unittest.TestCase):
     def test_floor(self):
         doc = synthetic_doc()

@@ -6,10 +6,17 @@
  *     embed 'EXPR'               any expression of x, y (f32[N]) and a (f32);
  *                                its first values are printed
  *
- * Build it against an installed fusec with either of
+ * Build it against a fusec installed with `cmake --install build --prefix
+ * PREFIX` (for pkg-config: export PKG_CONFIG_PATH=PREFIX/lib/pkgconfig, or
+ * PREFIX/lib64/pkgconfig where the libraries went there) with either of
  *
- *     cc embed.c $(pkg-config --cflags --libs fusec) -o embed
- *     find_package(fusec) + target_link_libraries(embed fusec::fusec)
+ *     cc embed.c $(pkg-config --cflags --libs fusec) -Wl,-rpath,$(pkg-config --variable=libdir fusec) -lm -o embed
+ *     find_package(fusec) + target_link_libraries(embed fusec::fusec m)
+ *
+ * The rpath lets the program find libfusec.so.0 in PREFIX, which the system's
+ * loader does not search; CMake adds it by itself. To need no library at run
+ * time, link the static one instead: fusec::fusec_static in CMake.
+ * tests/install_test.sh runs the cc line above as written.
  *
  * Exit status: 0 success, 1 failure, 77 no GPU (as CTest counts a skip).
  */

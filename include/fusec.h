@@ -27,8 +27,8 @@
  * Every call that can fail returns an fz_status; the handle it was called on
  * keeps a message for its last failure (fz_context_error, fz_program_error,
  * fz_run_error), and fz_last_error gives the last failure of the calling
- * thread, including calls that made no handle. The library never prints and
- * never exits. Device pointers are passed as void * (a CUdeviceptr cast to a
+ * thread, including calls that made no handle. The library never exits, and
+ * never prints unless FUSEC_LOG asks it to (below). Device pointers are passed as void * (a CUdeviceptr cast to a
  * pointer, as cudaMalloc and torch.Tensor.data_ptr() give them), streams as
  * void * (a CUstream or cudaStream_t; NULL is the legacy default stream).
  *
@@ -42,7 +42,9 @@
  * Environment: FUSEC_CACHE=0 turns the on-disk kernel cache off,
  * FUSEC_CACHE_DIR moves it (default $XDG_CACHE_HOME/fusec or ~/.cache/fusec),
  * FUSEC_CACHE_MAX_BYTES caps it (default 256M); FUSEC_CUDA_LIBRARY names the
- * driver library to load instead of libcuda.so.1.
+ * driver library to load instead of libcuda.so.1; FUSEC_LOG=1 logs each JIT
+ * compile (cache hit or miss, key, NVRTC's time and log) and each launch
+ * geometry chosen, one line each on stderr (read at every call).
  */
 #ifndef FUSEC_H
 #define FUSEC_H

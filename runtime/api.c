@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "runtime/rt.h"
 
 static _Thread_local char last_error[RT_ERR_MAX];
@@ -257,6 +258,8 @@ fz_status fz_context_info(const fz_context *ctx, fz_device_info *out)
 
 void fz_context_cache_stats(fz_context *ctx, fz_cache_stats *out)
 {
+	if (!out)
+		return;
 	memset(out, 0, sizeof *out);
 	if (!ctx)
 		return;
@@ -418,35 +421,15 @@ fz_status fz_program_compile(fz_context *ctx, const char *name, const char *src,
 	return FZ_OK;
 }
 
-/* A whole file into malloc'ed memory; stops reading past twice the source
- * limit (the pipeline then reports the size). */
+/* A program file into malloc'ed memory (fileio.h: only a regular file,
+ * opened without blocking; reading stops past twice the source limit, which
+ * the pipeline then reports). */
 static fz_status read_file(const char *path, char **text, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return rt_fail(NULL, FZ_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-	size_t n = 0, cap = 1 << 16;
-	char *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap || cap > (size_t)FZ_MAX_SOURCE_BYTES * 2)
-			break;
-		char *nb = realloc(buf, cap *= 2);
-		if (!nb)
-			free(buf);
-		buf = nb;
-	}
-	int e = errno;
-	bool bad = buf && ferror(f);
-	fclose(f);
-	if (!buf)
-		return rt_fail(NULL, FZ_ERR_NOMEM, "out of memory reading %s", path);
-	if (bad) {
-		free(buf);
-		return rt_fail(NULL, FZ_ERR_IO, "cannot read %s: %s", path, strerror(e));
-	}
-	*text = buf;
-	*len = n;
+	char err[RT_ERR_MAX];
+	*text = file_read_source(path, len, err, sizeof err);
+	if (!*text)
+		return rt_fail(NULL, strstr(err, ": out of memory") ? FZ_ERR_NOMEM : FZ_ERR_IO, "%s", err);
 	return FZ_OK;
 }
 

@@ -196,7 +196,13 @@ bool rt_cache_open(RtCache *c, const char *dir, uint64_t max_bytes, RtWarnFn war
 		warnf(warn, ud, "kernel cache disabled: %s is not a directory", dir);
 		return false;
 	}
-	/* Anyone who can write here can make us load their code onto the GPU. */
+	/* Anyone who can write here can make us load their code onto the GPU:
+	 * its owner as much as other users with write permission. */
+	if (st.st_uid != geteuid()) {
+		warnf(warn, ud, "kernel cache disabled: %s belongs to another user (uid %u, not %u)", dir,
+		      (unsigned)st.st_uid, (unsigned)geteuid());
+		return false;
+	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		warnf(warn, ud, "kernel cache disabled: %s is writable by other users (chmod 700 it)", dir);
 		return false;
@@ -267,6 +273,10 @@ static const char *check_entry(int fd, const RtKey *key, Header *h, void **paylo
 	struct stat st;
 	if (fstat(fd, &st) != 0)
 		return "cannot be read";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	if ((uint64_t)st.st_size > sizeof *h + RT_CACHE_MAX_ENTRY_BYTES)
+		return "larger than an entry may be";
 	if ((uint64_t)st.st_size < sizeof *h || !read_full(fd, h, sizeof *h))
 		return "truncated header";
 	if (memcmp(h->magic, cache_magic, sizeof cache_magic) != 0)
@@ -276,6 +286,8 @@ static const char *check_entry(int fd, const RtKey *key, Header *h, void **paylo
 	if (h->key_hi != key->hi || h->key_lo != key->lo)
 		return "key does not match the file name";
 	h->label[RT_CACHE_LABEL_MAX - 1] = 0;
+	if (h->payload_bytes > RT_CACHE_MAX_ENTRY_BYTES)
+		return "larger than an entry may be";
 	if (h->payload_bytes != (uint64_t)st.st_size - sizeof *h)
 		return h->payload_bytes > (uint64_t)st.st_size - sizeof *h ? "truncated" : "trailing bytes";
 	size_t len = (size_t)h->payload_bytes;
@@ -312,7 +324,7 @@ RtCacheResult rt_cache_load(RtCache *c, RtKey key, void **image, size_t *len, Rt
 		return RTC_MISS;
 	char path[4096 + 64];
 	entry_path(c, key, path, sizeof path);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
 	if (fd < 0)
 		return RTC_MISS;
 	Header h;
@@ -332,16 +344,44 @@ RtCacheResult rt_cache_load(RtCache *c, RtKey key, void **image, size_t *len, Rt
 	return RTC_HIT;
 }
 
+enum { WRITE_OK, WRITE_FAILED, WRITE_VANISHED };
+
+/* Write the entry to a fresh temporary file and rename it into place.
+ * WRITE_VANISHED: the temporary was deleted before its rename; WRITE_FAILED:
+ * errno says why. */
+static int write_entry(const RtCache *c, const char *hex, const char *path, const Header *h, const void *image,
+                        size_t len)
+{
+	static atomic_uint seq;
+	char tmp[4096 + 128];
+	snprintf(tmp, sizeof tmp, "%s/.%s.%ld.%u.tmp", c->dir, hex, (long)getpid(), atomic_fetch_add(&seq, 1));
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write_full(fd, h, sizeof *h) && write_full(fd, image, len);
+	int err = errno;
+	if (fd >= 0 && close(fd) != 0 && ok) {
+		ok = false;
+		err = errno;
+	}
+	if (ok && rename(tmp, path) != 0) {
+		if (errno == ENOENT)
+			return WRITE_VANISHED;
+		ok = false;
+		err = errno;
+	}
+	if (!ok && fd >= 0)
+		unlink(tmp);
+	errno = err;
+	return ok ? WRITE_OK : WRITE_FAILED;
+}
+
 bool rt_cache_store(RtCache *c, RtKey key, const char *label, int arch, int nvrtc_version, const void *image,
                     size_t len, RtWarnFn warn, void *ud)
 {
-	static atomic_uint seq;
-	if (!c->enabled || atomic_load(&c->no_writes))
+	if (!c->enabled || atomic_load(&c->no_writes) || len > RT_CACHE_MAX_ENTRY_BYTES)
 		return false;
-	char hex[33], path[4096 + 64], tmp[4096 + 128];
+	char hex[33], path[4096 + 64];
 	rt_key_hex(key, hex);
 	snprintf(path, sizeof path, "%s/%s.fzc", c->dir, hex);
-	snprintf(tmp, sizeof tmp, "%s/.%s.%ld.%u.tmp", c->dir, hex, (long)getpid(), atomic_fetch_add(&seq, 1));
 
 	Header h;
 	memset(&h, 0, sizeof h);
@@ -356,20 +396,18 @@ bool rt_cache_store(RtCache *c, RtKey key, const char *label, int arch, int nvrt
 	snprintf(h.label, sizeof h.label, "%s", label ? label : "");
 	h.checksum = entry_checksum(&h, image, len);
 
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write_full(fd, &h, sizeof h) && write_full(fd, image, len);
-	int err = errno;
-	if (fd >= 0 && close(fd) != 0 && ok) {
-		ok = false;
-		err = errno;
+	/* A temporary that vanished before its rename was deleted by someone
+	 * clearing the directory: the directory is fine, so write it again. */
+	int r = WRITE_VANISHED;
+	for (int attempt = 0; attempt < 3 && r == WRITE_VANISHED; attempt++)
+		r = write_entry(c, hex, path, &h, image, len);
+	if (r == WRITE_VANISHED) {
+		warnf(warn, ud, "kernel cache: an entry's temporary file in %s was deleted three times before it "
+		      "was in place; that entry was not cached", c->dir);
+		return false;
 	}
-	if (ok && rename(tmp, path) != 0) {
-		ok = false;
-		err = errno;
-	}
-	if (!ok) {
-		if (fd >= 0)
-			unlink(tmp);
+	if (r == WRITE_FAILED) {
+		int err = errno;
 		if (!atomic_exchange(&c->no_writes, true))
 			warnf(warn, ud, "kernel cache: cannot write to %s (%s); kernels are compiled but not cached", c->dir,
 			      strerror(err));
@@ -407,7 +445,7 @@ static bool stat_entry(int dfd, const char *name, bool open_it, struct stat *st,
 	*unreadable = NULL;
 	if (!open_it)
 		return fstatat(dfd, name, st, 0) == 0;
-	*fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+	*fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
 	if (*fd >= 0) {
 		if (fstat(*fd, st) == 0)
 			return true;
@@ -529,7 +567,7 @@ int rt_cache_evict(const char *dir, uint64_t max_bytes, const char *keep)
 		}
 	}
 	free(v);
-	remove_stale_temps(dir, time(NULL) - 3600);
+	remove_stale_temps(dir, time(NULL) - RT_CACHE_STALE_SECONDS);
 	return deleted;
 }
 
@@ -554,7 +592,7 @@ int rt_cache_clear(const char *dir, uint64_t *bytes, char *err, size_t errlen)
 		}
 	}
 	free(v);
-	remove_stale_temps(dir, time(NULL) + 1);
+	remove_stale_temps(dir, time(NULL) - RT_CACHE_STALE_SECONDS);
 	return deleted;
 }
 

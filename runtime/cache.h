@@ -19,7 +19,15 @@
  *
  * The cache is an optimisation only: a directory that is missing, read-only
  * or full turns the disk cache off (or off for writes) with one warning, and
- * compilation goes on. The library never prints: warnings go to the caller's
+ * compilation goes on.
+ *
+ * What is loaded onto the GPU must be ours: the directory must belong to the
+ * user running fusec and be writable by nobody else (as other JIT caches
+ * require), entries must be regular files (opened without blocking, so a
+ * FIFO under an entry's name cannot hang a lookup) of at most
+ * RT_CACHE_MAX_ENTRY_BYTES, and their header must agree with their size
+ * before the payload is read. A writer whose temporary file was deleted
+ * under it (`fusec cache clear` beside a running program) writes it again. The library never prints: warnings go to the caller's
  * callback (the context keeps them; the CLI prints them).
  *
  * Configuration (rt_cache_init): FUSEC_CACHE=0 disables the disk cache;
@@ -37,6 +45,14 @@
 
 #define RT_CACHE_FORMAT 1
 #define RT_CACHE_DEFAULT_MAX_BYTES ((uint64_t)256 << 20)
+/* The largest cubin an entry may hold: far above any fusec makes (tens of
+ * KB), so that a header claiming gigabytes (a sparse file) is refused
+ * before anything is read. */
+#define RT_CACHE_MAX_ENTRY_BYTES ((uint64_t)64 << 20)
+/* A temporary file older than this was left by a process that died while
+ * writing (an NVRTC compile takes seconds; the slowest measured, 51 s):
+ * only such files are deleted, never a running writer's. */
+#define RT_CACHE_STALE_SECONDS 3600
 #define RT_CACHE_LABEL_MAX 48
 
 typedef struct RtKey {
@@ -104,8 +120,9 @@ typedef struct RtCacheEntry {
  * a missing directory is an empty cache. */
 RtCacheEntry *rt_cache_list(const char *dir, bool verify, int *n, char *err, size_t errlen);
 
-/* Delete every entry and leftover temporary file; returns the number of
- * entries deleted and their bytes, or -1 with a message in err. */
+/* Delete every entry and the temporary files left by dead writers (older
+ * than RT_CACHE_STALE_SECONDS; a running writer's are kept); returns the
+ * number of entries deleted and their bytes, or -1 with a message in err. */
 int rt_cache_clear(const char *dir, uint64_t *bytes, char *err, size_t errlen);
 
 /* Delete one entry file by name (for `fusec cache verify --fix`). */

@@ -17,12 +17,16 @@
  * module. Modules no program uses stay loaded (a program compiled again is
  * then free) up to RT_IDLE_MODULES, beyond which the least recently used are
  * unloaded.
+ *
+ * With FUSEC_LOG (log.h) every lookup says which level served it, the key,
+ * and for a compile NVRTC's time (nvrtc.c logs NVRTC's log itself).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "runtime/nvrtc.h"
 #include "runtime/rt.h"
 
@@ -89,6 +93,17 @@ static RtModule *insert_module(fz_context *ctx, RtKey key, CUmodule mod)
 	return m;
 }
 
+/* "jit 'NAME' for sm_XY, key K: WHAT" (FUSEC_LOG). */
+static void log_jit(const fz_context *ctx, const fz_program *p, RtKey key, const char *what)
+{
+	if (!log_enabled())
+		return;
+	char hex[33];
+	rt_key_hex(key, hex);
+	log_line("jit '%s' for sm_%d%d, key %s: %s", p->c->graph.name, ctx->info.cc_major, ctx->info.cc_minor, hex,
+	         what);
+}
+
 /* Compile with NVRTC; the cubin is malloc'ed into *image. */
 static fz_status compile_cubin(fz_context *ctx, fz_program *p, void **image, size_t *len, char *err)
 {
@@ -129,9 +144,11 @@ static fz_status get_image(fz_context *ctx, fz_program *p, RtKey key, bool skip_
                            bool *from_disk, char *err)
 {
 	bool use_disk = p->opt.disk_cache && ctx->disk.enabled;
+	RtCacheResult r = RTC_MISS;
 	*from_disk = false;
 	if (use_disk && !skip_disk) {
-		RtCacheResult r = rt_cache_load(&ctx->disk, key, image, len, rt_warn, ctx);
+		double t0 = now_ms();
+		r = rt_cache_load(&ctx->disk, key, image, len, rt_warn, ctx);
 		pthread_mutex_lock(&ctx->lock);
 		if (r == RTC_HIT)
 			ctx->stats.disk_hits++;
@@ -139,13 +156,18 @@ static fz_status get_image(fz_context *ctx, fz_program *p, RtKey key, bool skip_
 			ctx->stats.damaged++;
 		pthread_mutex_unlock(&ctx->lock);
 		if (r == RTC_HIT) {
+			char what[160];
+			snprintf(what, sizeof what, "disk cache hit, read in %.1f ms", now_ms() - t0);
+			log_jit(ctx, p, key, what);
 			*from_disk = true;
 			return FZ_OK;
 		}
 	}
+	double t0 = now_ms();
 	fz_status s = compile_cubin(ctx, p, image, len, err);
 	if (s != FZ_OK)
 		return s;
+	double nvrtc_ms = now_ms() - t0;
 	int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
 	bool wrote = use_disk && rt_cache_store(&ctx->disk, key, p->c->graph.name, arch, rt_nvrtc_version(), *image,
 	                                        *len, rt_warn, ctx);
@@ -153,6 +175,12 @@ static fz_status get_image(fz_context *ctx, fz_program *p, RtKey key, bool skip_
 	ctx->stats.nvrtc_compiles++;
 	ctx->stats.disk_writes += wrote;
 	pthread_mutex_unlock(&ctx->lock);
+	char what[200];
+	snprintf(what, sizeof what, "%s, compiled by NVRTC in %.1f ms%s",
+	         !use_disk ? "disk cache off" : skip_disk ? "cached module refused by the driver"
+	         : r == RTC_CORRUPT ? "damaged disk cache entry" : "cache miss",
+	         nvrtc_ms, wrote ? ", stored in the disk cache" : "");
+	log_jit(ctx, p, key, what);
 	return FZ_OK;
 }
 
@@ -168,6 +196,7 @@ static fz_status load_module(fz_context *ctx, fz_program *p, RtKey key, RtModule
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (m) {
+		log_jit(ctx, p, key, "already loaded in this context");
 		*out = m;
 		return FZ_OK;
 	}

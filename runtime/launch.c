@@ -36,6 +36,7 @@
 
 #include "ir/eval.h"
 #include "ir/interp.h"
+#include "log.h"
 #include "runtime/rt.h"
 #include "tensor.h"
 
@@ -754,6 +755,9 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		if (l->ws_zero > l->ws_bytes)
 			l->ws_zero = l->ws_bytes;
 		l->params = sp->params + used;
+		log_line("launch %s (%s): grid %ux%ux%u, block %ux%ux%u, %u bytes of dynamic shared memory%s", kn->name,
+		         e->symbol, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem,
+		         l->cooperative ? ", cooperative" : "");
 		for (int j = 0; j < e->nargs; j++)
 			if (!(l->params[j] = arg_slot(r, l, kn, &e->args[j])))
 				return rt_fail(r->err, FZ_ERR_INTERNAL, "entry '%s': argument %d names no parameter of kernel '%s'",

@@ -10,11 +10,15 @@
  *
  * NVRTC's failures are fusec bugs (the code generator wrote invalid CUDA), so
  * the message carries everything needed to report one: NVRTC's log and the
- * whole source with line numbers.
+ * whole source with line numbers. With FUSEC_LOG every compile logs its time
+ * and NVRTC's log, even an empty one (log.h).
  */
 #include "runtime/nvrtc.h"
 
 #include <nvrtc.h>
+#include <time.h>
+
+#include "log.h"
 
 /* Options that only make compiles faster: --minimal leaves out NVRTC's
  * built-in headers (textures, the runtime API's types; nothing the
@@ -83,6 +87,27 @@ static const char *program_log(Arena *a, nvrtcProgram prog)
 	return log;
 }
 
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* FUSEC_LOG: the compile's time, then NVRTC's log a line at a time. */
+static void log_compile(const char *fname, const char *arch, double ms, const char *log)
+{
+	if (!log_enabled())
+		return;
+	log_line("nvrtc: %s (%s) compiled in %.1f ms; %s", fname, arch + strlen("--gpu-architecture="), ms,
+	         *log ? "its log:" : "its log is empty");
+	for (const char *p = log; *p;) {
+		size_t n = strcspn(p, "\n");
+		log_line("nvrtc log: %.*s", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
 static bool fetch_image(Arena *a, nvrtcProgram prog, bool cubin, RtNvrtcResult *out, nvrtcResult *err)
 {
 	size_t n = 0;
@@ -116,6 +141,8 @@ bool rt_nvrtc_compile(Arena *a, const char *source, const char *name, int major,
 	char fname[128];
 	snprintf(fname, sizeof fname, "%.100s.cu", name && *name ? name : "fusec");
 
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	nvrtcProgram prog;
 	nvrtcResult r = nvrtcCreateProgram(&prog, source, fname, 0, NULL, NULL);
 	if (r != NVRTC_SUCCESS)
@@ -129,6 +156,7 @@ bool rt_nvrtc_compile(Arena *a, const char *source, const char *name, int major,
 		r = nvrtcCompileProgram(prog, nbase, opts);
 	}
 	out->log = program_log(a, prog);
+	log_compile(fname, arch, ms_since(&t0), out->log);
 	if (r != NVRTC_SUCCESS) {
 		fail(a, out, "compilation", r, source);
 		nvrtcDestroyProgram(&prog);
@@ -140,6 +168,23 @@ bool rt_nvrtc_compile(Arena *a, const char *source, const char *name, int major,
 	if (!ok)
 		return fail(a, out, cubin ? "cubin retrieval" : "PTX retrieval", err, NULL);
 	return true;
+}
+
+bool rt_nvrtc_arch_supported(int arch, char *list, size_t n)
+{
+	int count = 0, archs[128];
+	snprintf(list, n, "?");
+	if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0 || count > 128 ||
+	    nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+		return true;
+	bool found = false;
+	size_t used = 0;
+	for (int i = 0; i < count; i++) {
+		found |= archs[i] == arch;
+		int w = snprintf(list + used, used < n ? n - used : 0, "%ssm_%d", i ? ", " : "", archs[i]);
+		used += w > 0 ? (size_t)w : 0;
+	}
+	return found;
 }
 
 int rt_nvrtc_version(void)

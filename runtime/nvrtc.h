@@ -23,6 +23,11 @@ bool rt_nvrtc_compile(Arena *a, const char *source, const char *name, int major,
  * (part of the kernel cache's key, so changing them invalidates entries). */
 const char *rt_nvrtc_options(void);
 
+/* Whether this NVRTC compiles for architecture `arch` (major * 10 + minor,
+ * nvrtcGetSupportedArchs); `list` gets them all as "sm_75, sm_80, ...". If
+ * NVRTC cannot say, every architecture is taken (and list is "?"). */
+bool rt_nvrtc_arch_supported(int arch, char *list, size_t n);
+
 /* NVRTC's version as major*1000 + minor*10 (for cache keys). */
 int rt_nvrtc_version(void);
 

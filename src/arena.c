@@ -3,7 +3,8 @@
  *
  * Blocks grow geometrically; an allocation larger than a block gets a block
  * of its own. Running out of memory longjmps to the pipeline's handler, so no
- * caller has to check for NULL (see common.h).
+ * caller has to check for NULL (see common.h); so does a size no block can
+ * hold (above SIZE_MAX / 2), which would otherwise wrap when rounded up.
  */
 #include "common.h"
 
@@ -72,6 +73,8 @@ static void out_of_memory(Arena *a)
 
 void *arena_alloc(Arena *a, size_t size)
 {
+	if (size > SIZE_MAX / 2) /* no block can hold it; rounding up would wrap */
+		out_of_memory(a);
 	size = (size + 15) & ~(size_t)15;
 	if (size == 0)
 		size = 16;
@@ -105,6 +108,8 @@ void *arena_realloc(Arena *a, void *old, size_t old_size, size_t new_size)
 
 char *arena_strndup(Arena *a, const char *s, size_t n)
 {
+	if (n == SIZE_MAX) /* n + 1 would wrap to 0 */
+		out_of_memory(a);
 	char *p = arena_alloc(a, n + 1);
 	memcpy(p, s, n);
 	p[n] = 0;

@@ -63,6 +63,35 @@ fz_dtype dtype_promote(fz_dtype a, fz_dtype b)
 	return a > b ? a : b;
 }
 
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+void msg_shorten(char *msg)
+{
+	char *out = msg;
+	for (const char *p = msg; *p;) {
+		size_t n = 0;
+		while (name_char(p[n]))
+			n++;
+		if (n == 0) {
+			*out++ = *p++;
+			continue;
+		}
+		if (n > MSG_NAME_MAX) {
+			memmove(out, p, MSG_NAME_KEEP);
+			memcpy(out + MSG_NAME_KEEP, "...", 3);
+			out += MSG_NAME_KEEP + 3;
+		} else {
+			memmove(out, p, n);
+			out += n;
+		}
+		p += n;
+	}
+	*out = 0;
+}
+
 Span span_join(Span a, Span b)
 {
 	if (b.off < a.off) {

@@ -82,6 +82,16 @@ void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2
 /* NUL-terminated contents (owned by the arena). */
 const char *sb_str(StrBuf *sb);
 
+/* ---- messages ------------------------------------------------------------------ */
+
+/* Names a message echoes (an unknown identifier, a --dim name) may be of any
+ * length; a run of more than MSG_NAME_MAX name characters ([A-Za-z0-9_]) is
+ * cut in place to its first MSG_NAME_KEEP and "...", so that a 100,000
+ * character name makes a short line. Used by diag_error and cli_error. */
+#define MSG_NAME_MAX 128
+#define MSG_NAME_KEEP 64
+void msg_shorten(char *msg);
+
 /* ---- source positions --------------------------------------------------------- */
 
 typedef struct Source {

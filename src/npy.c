@@ -5,9 +5,14 @@
  * that is a Python dict literal {'descr': ..., 'fortran_order': ...,
  * 'shape': (...)}, then the raw data. The header is parsed by a small
  * tokenizer rather than by pattern matching, so quoting, spacing and trailing
- * commas do not matter. Only what fusec can hold is accepted: little-endian,
- * C order, <f2 <f4 <f8 <i4 <i8 |b1; everything else is refused with a
- * message that says why. The data must be exactly as long as the shape says.
+ * commas do not matter. The dtypes fusec can hold are read in whatever form
+ * NumPy saved them, since every conversion is lossless: f2 f4 f8 i4 i8 b1 in
+ * either byte order (big-endian data is swapped), C or Fortran order (a
+ * Fortran array is transposed into C order), and 2-byte opaque values ('<V2',
+ * which is how NumPy saves ml_dtypes.bfloat16) as bf16. Everything else is
+ * refused with a message that says why. The data must be exactly as long as
+ * the shape says. Only regular files are read (fileio.h): a FIFO or a device
+ * given as an input is refused before a byte is read, never waited on.
  *
  * Writing goes to a temporary file next to the target that is renamed over
  * it at the end, so a failed write never leaves a half-written array.
@@ -22,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "ir/eval.h"
 #include "tensor.h"
 
@@ -68,7 +74,8 @@ static bool hp_eat(HeaderParser *h, char c)
 	return false;
 }
 
-/* A quoted string ('...' or "..."), without escapes (none occur in headers). */
+/* A quoted string ('...' or "..."), without escapes (none occur in headers),
+ * of printable ASCII: a NUL inside would cut it short of what was written. */
 static bool hp_string(HeaderParser *h, char *buf, size_t n)
 {
 	hp_skip(h);
@@ -76,8 +83,11 @@ static bool hp_string(HeaderParser *h, char *buf, size_t n)
 		return false;
 	char q = *h->p++;
 	const char *s = h->p;
-	while (h->p < h->end && *h->p != q)
+	while (h->p < h->end && *h->p != q) {
+		if (*h->p < ' ' || *h->p > '~')
+			return false;
 		h->p++;
+	}
 	if (h->p >= h->end || (size_t)(h->p - s) >= n)
 		return false;
 	memcpy(buf, s, (size_t)(h->p - s));
@@ -195,18 +205,30 @@ static const char *npy_parse_header(const char *text, size_t len, NpyHeader *out
 	return NULL;
 }
 
-static int npy_dtype(const char *descr)
+/* The dtype a descr names: a byte order ('<' little, '>' big, '=' native,
+ * '|' none, for one-byte types and opaque ones) and a type code. *swap is set
+ * for big-endian multi-byte data. -1 if fusec holds no such type. */
+static int npy_dtype(const char *descr, bool *swap)
 {
 	static const struct {
-		const char *descr;
+		const char *code;
 		fz_dtype t;
 	} table[] = {
-		{"<f2", FZ_F16}, {"<f4", FZ_F32}, {"<f8", FZ_F64}, {"<i4", FZ_I32},
-		{"<i8", FZ_I64}, {"|b1", FZ_BOOL}, {"<b1", FZ_BOOL},
+		{"f2", FZ_F16}, {"f4", FZ_F32}, {"f8", FZ_F64}, {"i4", FZ_I32},
+		{"i8", FZ_I64}, {"b1", FZ_BOOL}, {"V2", FZ_BF16}, /* ml_dtypes.bfloat16 */
 	};
-	for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
-		if (strcmp(descr, table[k].descr) == 0)
-			return (int)table[k].t;
+	char order = descr[0];
+	if (order != '<' && order != '>' && order != '=' && order != '|')
+		return -1;
+	for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
+		if (strcmp(descr + 1, table[k].code) != 0)
+			continue;
+		bool one_byte = table[k].t == FZ_BOOL;
+		if (order == '|' && !one_byte && table[k].t != FZ_BF16)
+			return -1; /* a multi-byte number needs a byte order */
+		*swap = order == '>' && !one_byte;
+		return (int)table[k].t;
+	}
 	return -1;
 }
 
@@ -258,36 +280,80 @@ static bool npy_read_header(FILE *f, const char *path, NpyHeader *h, long *data_
 	return true;
 }
 
-static bool npy_check_dtype(const char *path, const NpyHeader *h, fz_dtype *t, char *err, size_t errlen)
+static bool npy_check_dtype(const char *path, const NpyHeader *h, fz_dtype *t, bool *swap, char *err,
+                            size_t errlen)
 {
-	int dt = npy_dtype(h->descr);
-	if (dt < 0) {
-		if (h->descr[0] == '>')
-			return npy_fail(err, errlen, path, "unsupported dtype '%s' (big-endian)", h->descr);
-		return npy_fail(err, errlen, path, "unsupported dtype '%s' (fusec reads <f2 <f4 <f8 <i4 <i8 |b1)",
+	int dt = npy_dtype(h->descr, swap);
+	if (dt < 0)
+		return npy_fail(err, errlen, path,
+		                "unsupported dtype '%s' (fusec reads f2 f4 f8 i4 i8 b1 in either byte order, and V2 as bf16)",
 		                h->descr);
-	}
-	if (h->fortran)
-		return npy_fail(err, errlen, path, "Fortran-order arrays are not supported (save in C order)");
 	*t = (fz_dtype)dt;
+	return true;
+}
+
+/* Big-endian data to the host's order (little-endian, see above). */
+static void npy_swap(Tensor *t)
+{
+	size_t size = fz_dtype_size(t->dtype), n = tensor_nbytes(t);
+	unsigned char *b = t->data;
+	for (size_t i = 0; i < n; i += size)
+		for (size_t j = 0; j < size / 2; j++) {
+			unsigned char c = b[i + j];
+			b[i + j] = b[i + size - 1 - j];
+			b[i + size - 1 - j] = c;
+		}
+}
+
+/* A Fortran-order array into C order: element (i0, ..., ir-1) is at
+ * sum(ik * stride_k) with stride_0 = 1 in the file. The output is walked in
+ * C order with the multi-index and the source offset carried along. */
+static bool npy_from_fortran(Tensor *t)
+{
+	size_t size = fz_dtype_size(t->dtype), n = tensor_nbytes(t);
+	int64_t numel = tensor_numel(t), stride[FZ_MAX_RANK], idx[FZ_MAX_RANK] = {0};
+	if (t->rank < 2 || numel <= 1)
+		return true; /* the same bytes in either order */
+	unsigned char *src = t->data, *dst = malloc(n);
+	if (!dst)
+		return false;
+	stride[0] = 1;
+	for (int d = 1; d < t->rank; d++)
+		stride[d] = stride[d - 1] * t->shape[d - 1];
+	int64_t off = 0;
+	for (int64_t i = 0; i < numel; i++) {
+		memcpy(dst + (size_t)i * size, src + (size_t)off * size, size);
+		for (int d = t->rank - 1; d >= 0; d--) { /* the next index in C order */
+			off += stride[d];
+			if (++idx[d] < t->shape[d])
+				break;
+			off -= stride[d] * t->shape[d];
+			idx[d] = 0;
+		}
+	}
+	free(src);
+	t->data = dst;
 	return true;
 }
 
 bool npy_read(const char *path, Tensor *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return npy_fail(err, errlen, path, "cannot open: %s", strerror(errno));
+	char why[512];
+	int fd = file_open_regular(path, why, sizeof why);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return npy_fail(err, errlen, path, "%s", fd >= 0 ? strerror(errno) : why);
+	}
 	NpyHeader h;
 	long off = 0;
 	struct stat st;
 	Tensor t = {0};
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen opens one; reading it fails */
-		fclose(f);
-		return npy_fail(err, errlen, path, "cannot open: %s", strerror(EISDIR));
-	}
-	bool ok = npy_read_header(f, path, &h, &off, err, errlen) && npy_check_dtype(path, &h, &t.dtype, err, errlen);
+	bool swap = false;
+	bool ok = npy_read_header(f, path, &h, &off, err, errlen) &&
+	          npy_check_dtype(path, &h, &t.dtype, &swap, err, errlen);
 	if (ok && fstat(fileno(f), &st) != 0)
 		ok = npy_fail(err, errlen, path, "cannot stat: %s", strerror(errno));
 	if (ok) {
@@ -306,12 +372,16 @@ bool npy_read(const char *path, Tensor *out, char *err, size_t errlen)
 			ok = npy_fail(err, errlen, path, "out of memory for %s", ty);
 		else if (need && fread(t.data, 1, need, f) != need)
 			ok = npy_fail(err, errlen, path, "read error: %s", ferror(f) ? strerror(errno) : "file shrank");
+		else if (h.fortran && !npy_from_fortran(&t))
+			ok = npy_fail(err, errlen, path, "out of memory for %s", ty);
 	}
 	fclose(f);
 	if (!ok) {
 		tensor_free(&t);
 		return false;
 	}
+	if (swap)
+		npy_swap(&t);
 	if (t.dtype == FZ_BOOL) { /* one byte 0 or 1, whatever NumPy stored */
 		unsigned char *b = t.data;
 		for (size_t k = 0; k < tensor_nbytes(&t); k++)

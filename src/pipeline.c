@@ -65,7 +65,9 @@ Compilation *pipe_new(const char *name, const char *text, size_t len, const Pipe
 		return NULL;
 	}
 	c->src.name = arena_strdup(a, name);
-	c->src.text = arena_strndup(a, text, len);
+	/* Text over the limit is refused by pipe_run from its length alone:
+	 * copying it first (a terabyte, or SIZE_MAX bytes) would only fail. */
+	c->src.text = len <= FZ_MAX_SOURCE_BYTES ? arena_strndup(a, text, len) : "";
 	c->src.len = len;
 	arena_set_oom(a, NULL);
 	return c;

@@ -27,10 +27,13 @@ double tensor_get(const Tensor *t, int64_t i);
 /* "f32[4, 5]" */
 void tensor_type_str(const Tensor *t, char *buf, size_t n);
 
-/* .npy files: format v1, v2 (and v3 headers), little-endian, C order; dtypes
- * <f2 <f4 <f8 <i4 <i8 |b1. bf16 tensors are written as <f4. Writing goes to
- * a temporary file in the same directory that is renamed at the end, so a
- * failure never leaves half a file. Errors name the file and the problem. */
+/* .npy files: format v1, v2 (and v3 headers). Reading takes f2 f4 f8 i4 i8
+ * b1 in either byte order and C or Fortran order (converted to the host's
+ * order and C order), and '<V2' (ml_dtypes.bfloat16) as bf16; only regular
+ * files. Writing is little-endian, C order; bf16 tensors are written as <f4.
+ * Writing goes to a temporary file in the same directory that is renamed at
+ * the end, so a failure never leaves half a file. Errors name the file and
+ * the problem. */
 bool npy_read(const char *path, Tensor *out, char *err, size_t errlen);
 bool npy_write(const char *path, const Tensor *t, char *err, size_t errlen);
 

@@ -62,6 +62,16 @@ run() { # NAME BINARY: 0 or 77 pass
 
 flags="-std=c11 -Wall -Wextra -Wpedantic -Werror $san"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
+
+# The build command embed.c's comment documents, run as written (plus the
+# sanitizer runtime of a sanitizer build): the program must start, which
+# means it finds libfusec.so.0 in the prefix.
+doc=$(sed -n 's/^ \*     \(cc embed\.c .*\)$/\1/p' "$src/examples/embed.c")
+[ -n "$doc" ] || fail "examples/embed.c documents no 'cc embed.c ...' command"
+mkdir "$tmp/doc"
+cp "$src/examples/embed.c" "$tmp/doc/"
+(cd "$tmp/doc" && eval "$doc $san") || fail "embed.c's documented command failed: $doc"
+run "documented: $doc" "$tmp/doc/embed"
 # shellcheck disable=SC2046
 $cc $flags "$src/examples/embed.c" -o "$tmp/embed_pc" $(pkg-config --cflags --libs fusec) -lm \
 	-Wl,-rpath,"$libdir" $san || fail "embed.c does not build with pkg-config"

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 const char *tu_path(const char *rel)
 {
@@ -44,4 +46,23 @@ int tu_run(Suite *s)
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int tu_strict_json(const char *text)
+{
+	char path[] = "/tmp/fusec-json-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "command -v python3 >/dev/null || exit 77; python3 -c 'import json, sys\n"
+	         "def bad(c): raise ValueError(c)\n"
+	         "json.loads(open(sys.argv[1], \"rb\").read().decode(\"utf-8\"), parse_constant=bad)' %s "
+	         "2>/dev/null",
+	         path);
+	int st = system(cmd);
+	unlink(path);
+	return WIFEXITED(st) ? (WEXITSTATUS(st) == 0 ? 0 : WEXITSTATUS(st) == 77 ? 77 : 1) : -1;
 }

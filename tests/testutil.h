@@ -19,6 +19,11 @@ Compilation *tu_compile(const char *src, PipeStage stop);
  * copy in a static buffer). */
 const char *tu_error(const char *src, PipeStage stop);
 
+/* Check `text` with a strict JSON parser (Python's json.loads, with NaN and
+ * Infinity refused): 0 if it is one valid UTF-8 JSON document, 1 if not, 77
+ * if python3 cannot be run. */
+int tu_strict_json(const char *text);
+
 /* Run a Check suite and return the process exit code. */
 int tu_run(Suite *s);
 

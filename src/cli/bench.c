@@ -45,6 +45,7 @@
 
 #include "runtime/driver.h"
 #include "runtime/rt.h"
+#include "json.h"
 #include "tensor.h"
 
 static const char bench_usage[] =
@@ -58,9 +59,11 @@ static const char bench_usage[] =
 	"and the host time per call of back-to-back launches. Then the fused/per-op\n"
 	"speedup next to its ideal (per-op bytes moved over the minimum).\n"
 	"\n"
-	"options:\n"
+	"options (--opt=VALUE or --opt VALUE):\n"
 	"  --dim NAME=SIZE   bind a dimension (every dim must be bound)\n"
-	"  --json            print one JSON object instead of the table\n"
+	"  --json            print one JSON object instead of the table (strict JSON:\n"
+	"                    a value that is not a finite number, such as a rate over\n"
+	"                    an empty tensor, is null)\n"
 	"  --reps N          timed calls per mode (default 200)\n"
 	"  --warmup N        untimed calls before them (default 20)\n"
 	"  --mode MODE       fused, per-op or both (default both)\n"
@@ -69,9 +72,9 @@ static const char bench_usage[] =
 	"  --graph           also the host time per call replaying a CUDA graph (forced,\n"
 	"                    and the default automatic mode) and with no context current\n"
 	"  --dry-run         print what the plans say (bytes, kernels); no GPU needed\n"
+	"  -v, --verbose     log each JIT compile and launch geometry to stderr\n"
 	"  -h, --help        this text\n"
-	"\n"
-	"Exit status: 0 success, 1 error (in the program, or no GPU), 2 usage.\n";
+	"\n" CLI_EXIT_STATUS_TEXT;
 
 enum { MODE_FUSED = 1, MODE_PER_OP = 2 };
 enum { NMODES = 2 };
@@ -139,29 +142,19 @@ static double now_ms(void)
 
 /* ---- options ------------------------------------------------------------------------ */
 
-static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-	if (!*s || *s < '0' || *s > '9')
-		return false;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (*end || errno == ERANGE || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
-
 static int parse_dim(BenchOptions *o, const char *v)
 {
 	const char *eq = strchr(v, '=');
-	int64_t size;
+	long long size = 0;
 	if (!eq || eq == v || !eq[1]) {
 		cli_error("--dim expects NAME=SIZE, got '%s'", v);
 		return EXIT_USAGE;
 	}
-	if (!parse_int(eq + 1, 0, (int64_t)1 << 62, &size)) {
+	char *end;
+	errno = 0;
+	if (eq[1] >= '0' && eq[1] <= '9')
+		size = strtoll(eq + 1, &end, 10);
+	if (eq[1] < '0' || eq[1] > '9' || *end || errno == ERANGE || size > (1LL << 62)) {
 		cli_error("--dim %s: the size must be an integer from 0 to 2^62", v);
 		return EXIT_USAGE;
 	}
@@ -176,15 +169,12 @@ static int parse_dim(BenchOptions *o, const char *v)
 }
 
 /* A numeric option's value; returns -1 to go on, else the exit code. */
-static int parse_count(const char *opt, const char *v, int64_t lo, int64_t hi, int *out)
+static int parse_count(const char *opt, const char *v, long long lo, long long hi, int *out)
 {
-	int64_t x;
-	if (!parse_int(v, lo, hi, &x)) {
-		cli_error("%s expects an integer from %lld to %lld, got '%s'", opt, (long long)lo, (long long)hi, v);
-		return EXIT_USAGE;
-	}
+	long long x;
+	int rc = cli_parse_int(opt, v, lo, hi, &x);
 	*out = (int)x;
-	return -1;
+	return rc;
 }
 
 static int parse_mode(const char *v, int *modes)
@@ -202,70 +192,65 @@ static int parse_mode(const char *v, int *modes)
 	return -1;
 }
 
-/* One option at argv[*i] that takes a value; returns -1 to go on, -2 if it
- * is none of them, else the exit code. */
-static int parse_valued(int argc, char **argv, int *i, BenchOptions *o)
+enum { OPT_DIM = 256, OPT_REPS, OPT_WARMUP, OPT_DEVICE, OPT_MODE, OPT_SEED, OPT_JSON, OPT_DRY_RUN, OPT_GRAPH };
+
+static int bench_option(void *ctx, int opt, const char *v)
 {
-	const char *v;
-	bool missing = false;
-	int64_t seed;
-	if ((v = cli_opt_value(argc, argv, i, "--dim", &missing)))
-		return parse_dim(o, v);
-	if ((v = cli_opt_value(argc, argv, i, "--reps", &missing)))
-		return parse_count("--reps", v, 1, 1000000, &o->reps);
-	if ((v = cli_opt_value(argc, argv, i, "--warmup", &missing)))
-		return parse_count("--warmup", v, 0, 1000000, &o->warmup);
-	if ((v = cli_opt_value(argc, argv, i, "--device", &missing)))
-		return parse_count("--device", v, 0, 1023, &o->device);
-	if ((v = cli_opt_value(argc, argv, i, "--mode", &missing)))
-		return parse_mode(v, &o->modes);
-	if ((v = cli_opt_value(argc, argv, i, "--seed", &missing))) {
-		if (!parse_int(v, 0, INT64_MAX, &seed)) {
+	BenchOptions *o = ctx;
+	switch (opt) {
+	case OPT_DIM: return parse_dim(o, v);
+	case OPT_REPS: return parse_count("--reps", v, 1, 1000000, &o->reps);
+	case OPT_WARMUP: return parse_count("--warmup", v, 0, 1000000, &o->warmup);
+	case OPT_DEVICE: return cli_parse_device(v, &o->device);
+	case OPT_MODE: return parse_mode(v, &o->modes);
+	case OPT_SEED: {
+		char *end = (char *)v;
+		errno = 0;
+		unsigned long long x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+		if (end == v || *end || errno == ERANGE || x > INT64_MAX) {
 			cli_error("--seed expects a non-negative integer, got '%s'", v);
 			return EXIT_USAGE;
 		}
-		o->seed = (uint64_t)seed;
+		o->seed = (uint64_t)x;
 		return -1;
 	}
-	if (missing) {
-		cli_error("%s expects a value", argv[*i]);
-		return EXIT_USAGE;
+	case OPT_JSON: o->json = true; return -1;
+	case OPT_DRY_RUN: o->dry_run = true; return -1;
+	case OPT_GRAPH: o->graph = true; return -1;
 	}
-	return -2;
+	cli_error("internal error: option %d has no handler", opt);
+	return EXIT_ERROR;
 }
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_options(int argc, char **argv, BenchOptions *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int rc = parse_valued(argc, argv, &i, o);
-		if (rc != -2) {
-			if (rc >= 0)
-				return rc;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			fputs(bench_usage, stdout);
-			return EXIT_OK;
-		} else if (strcmp(a, "--json") == 0) {
-			o->json = true;
-		} else if (strcmp(a, "--dry-run") == 0) {
-			o->dry_run = true;
-		} else if (strcmp(a, "--graph") == 0) {
-			o->graph = true;
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("bench: unknown option '%s' (see fusec bench --help)", a);
-			return EXIT_USAGE;
-		} else if (o->file) {
-			cli_error("bench: more than one input file ('%s' and '%s')", o->file, a);
-			return EXIT_USAGE;
-		} else {
-			o->file = a;
-		}
-	}
-	if (!o->file) {
+	static const struct option opts[] = {
+		{"dim", required_argument, NULL, OPT_DIM},
+		{"reps", required_argument, NULL, OPT_REPS},
+		{"warmup", required_argument, NULL, OPT_WARMUP},
+		{"device", required_argument, NULL, OPT_DEVICE},
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"graph", no_argument, NULL, OPT_GRAPH},
+		{"help", no_argument, NULL, 'h'},
+		{"verbose", no_argument, NULL, 'v'},
+		{NULL, 0, NULL, 0},
+	};
+	int first, rc = cli_getopt(argc, argv, opts, "fusec bench", bench_usage, bench_option, o, &first);
+	if (rc >= 0)
+		return rc;
+	if (first == argc) {
 		fputs(bench_usage, stderr);
 		return EXIT_USAGE;
 	}
+	if (argc - first > 1) {
+		cli_error("more than one program file ('%s' and '%s')", argv[first], argv[first + 1]);
+		return EXIT_USAGE;
+	}
+	o->file = argv[first];
 	if (strcmp(o->file, "-") == 0) {
 		/* the run API compiles from the file again */
 		cli_error("bench: the program must be a file, not standard input");
@@ -434,14 +419,9 @@ static bool fz_ok(fz_status s, const char *what, const char *msg)
 	return false;
 }
 
-/* Open the device through the API, then make its primary context (the one
- * the API uses) current here for the events, streams and copies. */
-static bool gpu_open(Bench *b)
+/* The device's info, and its primary context current here. */
+static bool gpu_open_context(Bench *b)
 {
-	if (fz_context_create(b->o.device, &b->ctx) != FZ_OK) {
-		cli_error("bench: %s", fz_last_error());
-		return false;
-	}
 	if (!fz_ok(fz_context_info(b->ctx, &b->info), "device info", fz_context_error(b->ctx)))
 		return false;
 	if (!cu_ok(CU(cuDeviceGet)(&b->dev, b->o.device), "cuDeviceGet") ||
@@ -455,6 +435,19 @@ static bool gpu_open(Bench *b)
 	return cu_ok(CU(cuDeviceGetAttribute)(&b->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev),
 	             "reading the L2 size") &&
 	       cu_ok(CU(cuStreamCreate)(&b->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+/* Open the device through the API, then make its primary context (the one
+ * the API uses) current here for the events, streams and copies. Returns -1
+ * to go on, else the exit code (EXIT_NO_GPU without a driver or device). */
+static int gpu_open(Bench *b)
+{
+	fz_status s = fz_context_create(b->o.device, &b->ctx);
+	if (s != FZ_OK) {
+		cli_error("bench: %s", fz_last_error());
+		return cli_gpu_exit(s);
+	}
+	return gpu_open_context(b) ? -1 : EXIT_ERROR;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -864,10 +857,14 @@ static bool measure(Bench *b)
 {
 	int n = b->g->noutputs;
 	Tensor *outs[NMODES] = {calloc((size_t)n + 1, sizeof(Tensor)), calloc((size_t)n + 1, sizeof(Tensor))};
+	progress_phase("measuring the copy bandwidth");
 	bool ok = outs[0] && outs[1] && copy_bandwidth(b) && alloc_sets(b);
-	for (int m = 0; ok && m < NMODES; m++)
-		if (b->mode[m].on)
+	for (int m = 0; ok && m < NMODES; m++) {
+		if (b->mode[m].on) {
+			progress_phase(m == 0 ? "timing the fused kernels" : "timing the per-op kernels");
 			ok = time_mode(b, &b->mode[m], outs[m]);
+		}
+	}
 	b->out_rel_diff = -1;
 	if (ok && b->mode[0].on && b->mode[1].on)
 		b->out_rel_diff = rel_diff(b->g, outs[0], outs[1], &b->out_nan);
@@ -904,77 +901,116 @@ static void gpu_close(Bench *b)
 
 /* ---- printing ---------------------------------------------------------------------------- */
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static double floor_us(const Bench *b) { return (double)b->min_bytes / (b->copy_gbps * 1e3); }
 
-static void json_mode(const Bench *b, const ModeStats *ms)
+static void json_num(JsonWriter *w, const char *key, double v)
 {
-	printf(", \"%s\": {\"kernels\": %d, \"bytes_moved\": %lld", ms->name, ms->kernels, (long long)ms->bytes_moved);
-	if (ms->measured) {
-		printf(", \"median_us\": %.6g, \"min_us\": %.6g, \"gbps\": %.6g, \"pct_floor\": %.6g", ms->median_us,
-		       ms->min_us, (double)b->min_bytes / ms->median_us / 1e3, 100 * floor_us(b) / ms->median_us);
-		printf(", \"host_us_per_call\": %.6g, \"wall_us_per_call\": %.6g", ms->host_us, ms->wall_us);
-		if (b->o.graph) {
-			printf(", \"graph_host_us_per_call\": %.6g, \"graph_wall_us_per_call\": %.6g, \"graph_capture_us\": %.6g",
-			       ms->graph_host_us, ms->graph_wall_us, ms->capture_us);
-			printf(", \"auto_host_us_per_call\": %.6g, \"auto_wall_us_per_call\": %.6g", ms->auto_host_us,
-			       ms->auto_wall_us);
-			printf(", \"pushed_host_us_per_call\": %.6g, \"pushed_wall_us_per_call\": %.6g", ms->pushed_host_us,
-			       ms->pushed_wall_us);
-		}
-		printf(", \"compile_ms\": %.6g, \"jit_ms\": %.6g, \"compiles\": %llu, \"disk_hits\": %llu", ms->compile_ms,
-		       ms->jit_ms, (unsigned long long)ms->compiles, (unsigned long long)ms->disk_hits);
-	}
-	printf("}");
+	json_key(w, key);
+	json_number(w, v);
 }
 
+static void json_mode(JsonWriter *w, const Bench *b, const ModeStats *ms)
+{
+	json_key(w, ms->name);
+	json_object_begin(w);
+	json_key(w, "kernels");
+	json_int(w, ms->kernels);
+	json_key(w, "bytes_moved");
+	json_int(w, ms->bytes_moved);
+	if (ms->measured) {
+		json_num(w, "median_us", ms->median_us);
+		json_num(w, "min_us", ms->min_us);
+		json_num(w, "gbps", (double)b->min_bytes / ms->median_us / 1e3);
+		json_num(w, "pct_floor", 100 * floor_us(b) / ms->median_us);
+		json_num(w, "host_us_per_call", ms->host_us);
+		json_num(w, "wall_us_per_call", ms->wall_us);
+		if (b->o.graph) {
+			json_num(w, "graph_host_us_per_call", ms->graph_host_us);
+			json_num(w, "graph_wall_us_per_call", ms->graph_wall_us);
+			json_num(w, "graph_capture_us", ms->capture_us);
+			json_num(w, "auto_host_us_per_call", ms->auto_host_us);
+			json_num(w, "auto_wall_us_per_call", ms->auto_wall_us);
+			json_num(w, "pushed_host_us_per_call", ms->pushed_host_us);
+			json_num(w, "pushed_wall_us_per_call", ms->pushed_wall_us);
+		}
+		json_num(w, "compile_ms", ms->compile_ms);
+		json_num(w, "jit_ms", ms->jit_ms);
+		json_key(w, "compiles");
+		json_uint(w, ms->compiles);
+		json_key(w, "disk_hits");
+		json_uint(w, ms->disk_hits);
+	}
+	json_object_end(w);
+}
+
+static void json_device(JsonWriter *w, const Bench *b)
+{
+	char cc[32];
+	snprintf(cc, sizeof cc, "%d.%d", b->info.cc_major, b->info.cc_minor);
+	json_key(w, "device");
+	json_string(w, b->info.name);
+	json_key(w, "cc");
+	json_string(w, cc);
+	json_key(w, "sm_count");
+	json_int(w, b->info.sm_count);
+	json_key(w, "l2_bytes");
+	json_int(w, b->l2_bytes);
+	json_key(w, "reps");
+	json_int(w, b->o.reps);
+	json_key(w, "warmup");
+	json_int(w, b->o.warmup);
+	json_key(w, "buffer_sets");
+	json_int(w, b->nsets);
+	json_key(w, "seed");
+	json_uint(w, b->o.seed);
+	json_key(w, "copy");
+	json_object_begin(w);
+	json_key(w, "bytes_moved");
+	json_int(w, b->copy_bytes);
+	json_num(w, "median_us", b->copy_us);
+	json_num(w, "gbps", b->copy_gbps);
+	json_object_end(w);
+	json_num(w, "floor_us", floor_us(b));
+}
+
+/* One JSON object (json.h: strict, non-finite numbers are null). */
 static void print_json(const Bench *b)
 {
 	const Graph *g = b->g;
 	const ModeStats *f = &b->mode[0], *p = &b->mode[1];
-	printf("{\"program\": ");
-	json_str(b->o.file);
-	printf(", \"dims\": {");
+	StrBuf sb;
+	JsonWriter w;
+	sb_init(&sb, g->arena);
+	json_init(&w, &sb);
+	json_object_begin(&w);
+	json_key(&w, "program");
+	json_string(&w, b->o.file);
+	json_key(&w, "dims");
+	json_object_begin(&w);
 	for (int k = 0; k < g->ndims; k++) {
-		printf("%s", k ? ", " : "");
-		json_str(g->dims[k]);
-		printf(": %lld", (long long)b->dims[k]);
+		json_key(&w, g->dims[k]);
+		json_int(&w, b->dims[k]);
 	}
-	printf("}, \"min_bytes\": %lld", (long long)b->min_bytes);
-	if (!b->o.dry_run) {
-		printf(", \"device\": ");
-		json_str(b->info.name);
-		printf(", \"cc\": \"%d.%d\", \"sm_count\": %d, \"l2_bytes\": %d", b->info.cc_major, b->info.cc_minor,
-		       b->info.sm_count, b->l2_bytes);
-		printf(", \"reps\": %d, \"warmup\": %d, \"buffer_sets\": %d, \"seed\": %llu", b->o.reps, b->o.warmup,
-		       b->nsets, (unsigned long long)b->o.seed);
-		printf(", \"copy\": {\"bytes_moved\": %lld, \"median_us\": %.6g, \"gbps\": %.6g}, \"floor_us\": %.6g",
-		       (long long)b->copy_bytes, b->copy_us, b->copy_gbps, floor_us(b));
-	}
+	json_object_end(&w);
+	json_key(&w, "min_bytes");
+	json_int(&w, b->min_bytes);
+	if (!b->o.dry_run)
+		json_device(&w, b);
 	for (int m = 0; m < NMODES; m++)
 		if (b->mode[m].on)
-			json_mode(b, &b->mode[m]);
+			json_mode(&w, b, &b->mode[m]);
 	if (f->on && p->on) {
-		printf(", \"ideal_speedup\": %.6g", (double)p->bytes_moved / (double)b->min_bytes);
-		if (f->measured && p->measured)
-			printf(", \"speedup\": %.6g, \"outputs_rel_diff\": %.6g, \"outputs_nan\": %s",
-			       p->median_us / f->median_us, b->out_rel_diff, b->out_nan ? "true" : "false");
+		json_num(&w, "ideal_speedup", (double)p->bytes_moved / (double)b->min_bytes);
+		if (f->measured && p->measured) {
+			json_num(&w, "speedup", p->median_us / f->median_us);
+			json_num(&w, "outputs_rel_diff", b->out_rel_diff);
+			json_key(&w, "outputs_nan");
+			json_bool(&w, b->out_nan);
+		}
 	}
-	printf("}\n");
+	json_object_end(&w);
+	sb_puts(&sb, "\n");
+	cli_write(sb.buf, sb.len);
 }
 
 static void print_head(const Bench *b)
@@ -1058,8 +1094,14 @@ int cmd_bench(int argc, char **argv)
 		b.mode[1].on = (b.o.modes & MODE_PER_OP) != 0;
 		rc = plan_modes(&b);
 	}
-	if (rc < 0 && !b.o.dry_run)
-		rc = gpu_open(&b) && measure(&b) ? -1 : EXIT_ERROR;
+	if (rc < 0 && !b.o.dry_run) {
+		progress_start("bench");
+		progress_phase("opening the GPU");
+		rc = gpu_open(&b);
+		if (rc < 0 && !measure(&b))
+			rc = EXIT_ERROR;
+		progress_stop();
+	}
 	if (rc < 0) {
 		if (b.o.json)
 			print_json(&b);

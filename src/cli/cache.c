@@ -22,7 +22,9 @@ static const char cache_usage[] =
 	"  clear    delete every entry\n"
 	"\n"
 	"  --dir DIR  the cache directory (default: $FUSEC_CACHE_DIR, else\n"
-	"             $XDG_CACHE_HOME/fusec, else ~/.cache/fusec)\n";
+	"             $XDG_CACHE_HOME/fusec, else ~/.cache/fusec)\n"
+	"  -h, --help this text\n"
+	"\n" CLI_EXIT_STATUS_TEXT;
 
 /* "12.3 KiB" */
 static const char *human_bytes(uint64_t n, char *buf, size_t cap)
@@ -116,32 +118,39 @@ static int cache_clear(const char *dir)
 	return EXIT_OK;
 }
 
+enum { OPT_DIR = 256 };
+
+static int cache_option(void *ctx, int opt, const char *arg)
+{
+	if (opt != OPT_DIR) {
+		cli_error("internal error: option %d has no handler", opt);
+		return EXIT_ERROR;
+	}
+	*(const char **)ctx = arg;
+	return -1;
+}
+
 int cmd_cache(int argc, char **argv)
 {
-	const char *action = NULL, *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			fputs(cache_usage, stdout);
-			return EXIT_OK;
-		} else if (strcmp(a, "--dir") == 0 && i + 1 < argc) {
-			dir = argv[++i];
-		} else if (strncmp(a, "--dir=", 6) == 0) {
-			dir = a + 6;
-		} else if (a[0] == '-') {
-			cli_error("unknown option '%s' for cache (see fusec cache --help)", a);
-			return EXIT_USAGE;
-		} else if (action) {
-			cli_error("cache takes one action, got '%s' and '%s'", action, a);
-			return EXIT_USAGE;
-		} else {
-			action = a;
-		}
-	}
-	if (!action) {
+	static const struct option opts[] = {
+		{"dir", required_argument, NULL, OPT_DIR},
+		{"help", no_argument, NULL, 'h'},
+		{"verbose", no_argument, NULL, 'v'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *dir = NULL;
+	int first, rc = cli_getopt(argc, argv, opts, "fusec cache", cache_usage, cache_option, &dir, &first);
+	if (rc >= 0)
+		return rc;
+	if (first == argc) {
 		fputs(cache_usage, stderr);
 		return EXIT_USAGE;
 	}
+	if (argc - first > 1) {
+		cli_error("cache takes one action, got '%s' and '%s'", argv[first], argv[first + 1]);
+		return EXIT_USAGE;
+	}
+	const char *action = argv[first];
 	bool list = strcmp(action, "list") == 0, verify = strcmp(action, "verify") == 0;
 	if (!list && !verify && strcmp(action, "clear") != 0) {
 		cli_error("unknown cache action '%s' (list, verify or clear)", action);

@@ -32,23 +32,34 @@ static const char run_usage[] =
 	"one line per output: name, type, the min, max and mean of its non-NaN\n"
 	"values, its NaN count, and the file.\n"
 	"\n"
-	"options:\n"
+	"options (--opt=VALUE or --opt VALUE):\n"
 	"  --cpu               run the CPU reference interpreter instead of the GPU\n"
 	"  --dim NAME=SIZE     bind a dimension (dims are also read off input arrays)\n"
-	"  --in NAME=FILE.npy  read an input from a .npy file (little-endian, C order,\n"
-	"                      of the input's dtype; bf16 inputs read <f4 files)\n"
+	"  --in NAME=FILE.npy  read an input from a .npy file of the input's dtype (any\n"
+	"                      byte order, C or Fortran order)\n"
 	"  --in NAME=NUMBER    fill an input (scalar or tensor) with a number (a VALUE\n"
 	"                      that reads as a number is one; anything else is a file)\n"
-	"  --out-dir DIR       where the outputs go (default '.'; created if missing)\n"
+	"  --out-dir DIR       where the outputs go (default '.'; created, with its\n"
+	"                      parents, when the outputs are written)\n"
 	"  --seed N            seed of the random inputs (default 0)\n"
+	"  --device N          GPU ordinal (default 0)\n"
 	"  --no-fuse           one kernel per op, as eager PyTorch runs them (GPU)\n"
 	"  --check             also run the CPU reference and compare (GPU)\n"
+	"  -v, --verbose       log each JIT compile and launch geometry to stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Inputs not given are random, the same on every machine for a seed: floats\n"
 	"uniform in [-1, 1), integers uniform in [-8, 8], bools true or false with\n"
 	"even odds. An input's values depend only on the seed and its name.\n"
-	"Exit status: 0 success, 1 error in the program or its inputs, 2 usage.\n";
+	"\n"
+	"bf16 values travel as float32 files: NumPy has no bf16, so a bf16 input\n"
+	"reads an <f4 file (rounded to nearest even) and a bf16 output is written\n"
+	"as <f4 (exactly). A bf16 input also reads 2-byte '<V2' files, as NumPy saves\n"
+	"ml_dtypes.bfloat16 arrays, bit for bit.\n"
+	"\n"
+	"Outputs replace existing files only when all of them were written: nothing\n"
+	"is replaced if any output cannot be.\n"
+	"\n" CLI_EXIT_STATUS_TEXT;
 
 typedef struct NamedArg {
 	const char *name; /* up to '=' (not terminated) */
@@ -60,6 +71,7 @@ typedef struct RunOptions {
 	const char *file;
 	const char *out_dir;
 	uint64_t seed;
+	int device;
 	bool cpu, no_fuse, check;
 	NamedArg *dims, *ins;
 	int ndims, nins;
@@ -91,62 +103,73 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
+enum { OPT_CPU = 256, OPT_NO_FUSE, OPT_CHECK, OPT_DIM, OPT_IN, OPT_OUT_DIR, OPT_SEED, OPT_DEVICE };
+
+static int run_option(void *ctx, int opt, const char *v)
+{
+	RunOptions *o = ctx;
+	uint64_t u;
+	switch (opt) {
+	case OPT_CPU: o->cpu = true; return -1;
+	case OPT_NO_FUSE: o->no_fuse = true; return -1;
+	case OPT_CHECK: o->check = true; return -1;
+	case OPT_DIM:
+		if (!split_named("--dim", v, &o->dims[o->ndims]))
+			return EXIT_USAGE;
+		if (!parse_u64(o->dims[o->ndims].value, (uint64_t)1 << 62, &u)) {
+			cli_error("--dim %s: the size must be an integer from 0 to 2^62", v);
+			return EXIT_USAGE;
+		}
+		o->ndims++;
+		return -1;
+	case OPT_IN: return split_named("--in", v, &o->ins[o->nins++]) ? -1 : EXIT_USAGE;
+	case OPT_OUT_DIR:
+		if (!*v) {
+			cli_error("--out-dir expects a directory");
+			return EXIT_USAGE;
+		}
+		o->out_dir = v;
+		return -1;
+	case OPT_SEED:
+		if (!parse_u64(v, UINT64_MAX, &o->seed)) {
+			cli_error("--seed expects a non-negative integer, got '%s'", v);
+			return EXIT_USAGE;
+		}
+		return -1;
+	case OPT_DEVICE: return cli_parse_device(v, &o->device);
+	}
+	cli_error("internal error: option %d has no handler", opt);
+	return EXIT_ERROR;
+}
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_run_options(int argc, char **argv, RunOptions *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		bool missing = false;
-		uint64_t u;
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			fputs(run_usage, stdout);
-			return EXIT_OK;
-		} else if (strcmp(a, "--cpu") == 0) {
-			o->cpu = true;
-		} else if (strcmp(a, "--no-fuse") == 0) {
-			o->no_fuse = true;
-		} else if (strcmp(a, "--check") == 0) {
-			o->check = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--dim", &missing))) {
-			if (!split_named("--dim", v, &o->dims[o->ndims]))
-				return EXIT_USAGE;
-			if (!parse_u64(o->dims[o->ndims].value, (uint64_t)1 << 62, &u)) {
-				cli_error("--dim %s: the size must be an integer from 0 to 2^62", v);
-				return EXIT_USAGE;
-			}
-			o->ndims++;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--in", &missing))) {
-			if (!split_named("--in", v, &o->ins[o->nins++]))
-				return EXIT_USAGE;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--out-dir", &missing))) {
-			if (!*v) {
-				cli_error("--out-dir expects a directory");
-				return EXIT_USAGE;
-			}
-			o->out_dir = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--seed", &missing))) {
-			if (!parse_u64(v, UINT64_MAX, &o->seed)) {
-				cli_error("--seed expects a non-negative integer, got '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if (missing) {
-			cli_error("%s expects a value", a);
-			return EXIT_USAGE;
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("unknown option '%s' (see fusec run --help)", a);
-			return EXIT_USAGE;
-		} else if (o->file) {
-			cli_error("more than one program file ('%s' and '%s')", o->file, a);
-			return EXIT_USAGE;
-		} else {
-			o->file = a;
-		}
-	}
-	if (!o->file) {
+	static const struct option opts[] = {
+		{"cpu", no_argument, NULL, OPT_CPU},
+		{"no-fuse", no_argument, NULL, OPT_NO_FUSE},
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"dim", required_argument, NULL, OPT_DIM},
+		{"in", required_argument, NULL, OPT_IN},
+		{"out-dir", required_argument, NULL, OPT_OUT_DIR},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"device", required_argument, NULL, OPT_DEVICE},
+		{"help", no_argument, NULL, 'h'},
+		{"verbose", no_argument, NULL, 'v'},
+		{NULL, 0, NULL, 0},
+	};
+	int first, rc = cli_getopt(argc, argv, opts, "fusec run", run_usage, run_option, o, &first);
+	if (rc >= 0)
+		return rc;
+	if (first == argc) {
 		fputs(run_usage, stderr);
 		return EXIT_USAGE;
 	}
+	if (argc - first > 1) {
+		cli_error("more than one program file ('%s' and '%s')", argv[first], argv[first + 1]);
+		return EXIT_USAGE;
+	}
+	o->file = argv[first];
 	if (o->check && o->cpu) {
 		cli_error("--check compares the GPU with the CPU reference: it cannot be used with --cpu");
 		return EXIT_USAGE;
@@ -236,7 +259,8 @@ static bool looks_numeric(const char *s)
 	return end != s && !*end;
 }
 
-/* Read input i from a .npy file; a bf16 input reads an f32 file, rounding. */
+/* Read input i from a .npy file. A bf16 input also reads an f32 file,
+ * rounding each value to nearest even. */
 static int read_input(const Graph *g, int i, const char *path, Tensor *t)
 {
 	const Node *n = &g->nodes[g->inputs[i].node];
@@ -246,17 +270,17 @@ static int read_input(const Graph *g, int i, const char *path, Tensor *t)
 		cli_error("input '%s': %s", g->inputs[i].name, err);
 		return EXIT_ERROR;
 	}
-	fz_dtype file_dtype = want == FZ_BF16 ? FZ_F32 : want;
-	if (t->dtype != file_dtype) {
+	bool widened = want == FZ_BF16 && t->dtype == FZ_F32;
+	if (t->dtype != want && !widened) {
 		char ty[256];
 		tensor_type_str(t, ty, sizeof ty);
 		cli_error("input '%s': %s holds %s, but the input is %s%s%s", g->inputs[i].name, path, ty,
-		          fz_dtype_name(want), want == FZ_BF16 ? " (read from <f4 files)" : "",
-		          t->dtype == FZ_F64 && file_dtype == FZ_F32 ? " (save it with .astype(np.float32))" : "");
+		          fz_dtype_name(want), want == FZ_BF16 ? " (read from <f4 or '<V2' files)" : "",
+		          t->dtype == FZ_F64 && want == FZ_F32 ? " (save it with .astype(np.float32))" : "");
 		tensor_free(t);
 		return EXIT_ERROR;
 	}
-	if (want == FZ_BF16) {
+	if (widened) {
 		int64_t numel = tensor_numel(t);
 		uint16_t *h = (uint16_t *)t->data; /* narrowed in place: element k <= 4k */
 		for (int64_t k = 0; k < numel; k++)
@@ -344,29 +368,37 @@ static Scalar random_value(fz_dtype t, uint64_t *state)
 	return v;
 }
 
-static bool parse_scalar(const char *s, fz_dtype t, Scalar *v)
+typedef enum ScalarParse { SCALAR_OK, SCALAR_INVALID, SCALAR_RANGE } ScalarParse;
+
+/* A number for dtype t. A value the dtype cannot hold is refused, for
+ * floats as for integers: 70000 is no f16 (it would become inf), 1e400 no
+ * f64; inf and nan written out are taken as given. */
+static ScalarParse parse_scalar(const char *s, fz_dtype t, Scalar *v)
 {
 	char *end;
 	errno = 0;
 	if (t == FZ_BOOL) {
 		if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
 			v->i = s[0] == 't';
-			return true;
+			return SCALAR_OK;
 		}
 		long long x = strtoll(s, &end, 10);
 		v->i = x;
-		return *s && !*end && (x == 0 || x == 1);
+		return *s && !*end && (x == 0 || x == 1) ? SCALAR_OK : SCALAR_INVALID;
 	}
 	if (dtype_is_int(t)) {
 		long long x = strtoll(s, &end, 10);
 		v->i = x;
-		if (!*s || *end || errno == ERANGE)
-			return false;
-		return t == FZ_I64 || (x >= INT32_MIN && x <= INT32_MAX);
+		if (!*s || *end)
+			return SCALAR_INVALID;
+		return errno != ERANGE && (t == FZ_I64 || (x >= INT32_MIN && x <= INT32_MAX)) ? SCALAR_OK : SCALAR_RANGE;
 	}
 	Scalar d = {.f = strtod(s, &end)};
+	if (!*s || *end)
+		return SCALAR_INVALID;
+	bool overflow = errno == ERANGE && isinf(d.f);
 	*v = eval_cast(FZ_F64, t, d);
-	return *s && !*end;
+	return overflow || (isfinite(d.f) && isinf(v->f)) ? SCALAR_RANGE : SCALAR_OK;
 }
 
 /* Make input i: filled with `number`, or random when it is NULL. */
@@ -379,8 +411,10 @@ static int make_input(const Graph *g, int i, const int64_t *dims, const char *nu
 	for (int d = 0; d < n->rank; d++)
 		t->shape[d] = ir_dim_value(n->shape[d], dims);
 	Scalar fill = {.i = 0};
-	if (number && !parse_scalar(number, t->dtype, &fill)) {
-		cli_error("input '%s': '%s' is not a valid %s", g->inputs[i].name, number, fz_dtype_name(t->dtype));
+	ScalarParse sp = number ? parse_scalar(number, t->dtype, &fill) : SCALAR_OK;
+	if (sp != SCALAR_OK) {
+		cli_error("input '%s': '%s' is not a valid %s%s", g->inputs[i].name, number, fz_dtype_name(t->dtype),
+		          sp == SCALAR_RANGE ? " (out of range)" : "");
 		return EXIT_ERROR;
 	}
 	if (!tensor_alloc(t)) {
@@ -428,6 +462,83 @@ static char *join_path(Arena *a, const char *dir, const char *name)
 	return arena_printf(a, "%s%s%s.npy", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 }
 
+/* mkdir -p, each directory 0777 less the umask: done only once there are
+ * outputs to write, so a failed run creates nothing. */
+static int make_out_dir(Arena *a, const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return -1;
+		cli_error("output directory '%s' is not a directory", dir);
+		return EXIT_ERROR;
+	}
+	char *buf = arena_strdup(a, dir);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != 0)
+			continue;
+		char saved = *p;
+		*p = 0;
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+			cli_error("cannot create output directory '%s': %s", dir, strerror(errno));
+			return EXIT_ERROR;
+		}
+		if (!(*p = saved))
+			break;
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		cli_error("cannot create output directory '%s': %s", dir, strerror(errno ? errno : ENOTDIR));
+		return EXIT_ERROR;
+	}
+	return -1;
+}
+
+/* Why `path` in `dir` cannot be replaced by a rename, or NULL: a directory
+ * there, or another user's file in a sticky directory (only its owner, the
+ * directory's or root may replace it). Checked for every output before any
+ * is replaced. */
+static const char *replace_problem(const struct stat *dir, const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return NULL;
+	if (S_ISDIR(st.st_mode))
+		return strerror(EISDIR);
+	uid_t me = geteuid();
+	if ((dir->st_mode & S_ISVTX) && st.st_uid != me && dir->st_uid != me && me != 0)
+		return "Operation not permitted (another user's file in a sticky directory)";
+	return NULL;
+}
+
+/* "a, b" of outputs [from, to), or "none". */
+static const char *output_names(Arena *a, const Graph *g, int from, int to)
+{
+	StrBuf sb;
+	sb_init(&sb, a);
+	for (int k = from; k < to; k++)
+		sb_printf(&sb, "%s%s", k > from ? ", " : "", g->outputs[k].name);
+	return from < to ? sb_str(&sb) : "none";
+}
+
+/* Rename every temporary into place; a rename that still fails after the
+ * checks says exactly which outputs were replaced. */
+static int replace_outputs(const RunJob *job, char **tmp, char **final)
+{
+	const Graph *g = &job->comp->graph;
+	for (int k = 0; k < g->noutputs; k++) {
+		if (rename(tmp[k], final[k]) != 0) {
+			int e = errno;
+			for (int j = k; j < g->noutputs; j++)
+				unlink(tmp[j]);
+			cli_error("cannot write output '%s': %s: %s (outputs replaced: %s; not written: %s)", g->outputs[k].name,
+			          final[k], strerror(e), output_names(g->arena, g, 0, k),
+			          output_names(g->arena, g, k, g->noutputs));
+			return EXIT_ERROR;
+		}
+	}
+	return -1;
+}
+
 int cli_run_write_outputs(const RunJob *job, const Tensor *outputs)
 {
 	const Graph *g = &job->comp->graph;
@@ -435,9 +546,23 @@ int cli_run_write_outputs(const RunJob *job, const Tensor *outputs)
 	char **final = ARENA_ARRAY(a, char *, g->noutputs + 1);
 	char **tmp = ARENA_ARRAY(a, char *, g->noutputs + 1);
 	char err[1024];
+	struct stat dir;
+	int rc = make_out_dir(a, job->out_dir);
+	if (rc >= 0)
+		return rc;
+	if (stat(job->out_dir, &dir) != 0)
+		memset(&dir, 0, sizeof dir);
+	for (int k = 0; k < g->noutputs; k++) {
+		final[k] = join_path(a, job->out_dir, g->outputs[k].name);
+		const char *why = replace_problem(&dir, final[k]);
+		if (why) {
+			cli_error("cannot write output '%s': %s: %s", g->outputs[k].name, final[k], why);
+			return EXIT_ERROR;
+		}
+	}
+	progress_phase("writing the outputs");
 	int done = 0;
 	for (; done < g->noutputs; done++) {
-		final[done] = join_path(a, job->out_dir, g->outputs[done].name);
 		tmp[done] = arena_printf(a, "%s.part%ld", final[done], (long)getpid());
 		if (!npy_write(tmp[done], &outputs[done], err, sizeof err))
 			break;
@@ -448,36 +573,15 @@ int cli_run_write_outputs(const RunJob *job, const Tensor *outputs)
 		cli_error("cannot write output '%s': %s", g->outputs[done].name, err);
 		return EXIT_ERROR;
 	}
-	for (int k = 0; k < g->noutputs; k++) {
-		if (rename(tmp[k], final[k]) != 0) {
-			cli_error("cannot write output '%s': %s: %s", g->outputs[k].name, final[k], strerror(errno));
-			for (int j = k; j < g->noutputs; j++)
-				unlink(tmp[j]);
-			return EXIT_ERROR;
-		}
-	}
+	if ((rc = replace_outputs(job, tmp, final)) >= 0)
+		return rc;
+	progress_stop();
 	for (int k = 0; k < g->noutputs; k++)
 		print_summary(g->outputs[k].name, &outputs[k], final[k]);
 	return EXIT_OK;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
-
-static int ensure_dir(const char *dir)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return -1;
-		cli_error("output directory '%s' is not a directory", dir);
-		return EXIT_ERROR;
-	}
-	if (mkdir(dir, 0777) != 0) {
-		cli_error("cannot create output directory '%s': %s", dir, strerror(errno));
-		return EXIT_ERROR;
-	}
-	return -1;
-}
 
 static int run_cpu(const RunJob *job)
 {
@@ -489,6 +593,7 @@ static int run_cpu(const RunJob *job)
 	}
 	char err[1024];
 	int rc;
+	progress_phase("running on the CPU reference interpreter");
 	if (interp_run(g, job->dims, job->inputs, outs, err, sizeof err) != FZ_OK) {
 		cli_error("%s: %s", job->path, err);
 		rc = EXIT_ERROR;
@@ -509,6 +614,7 @@ static int run_program(const RunOptions *o, Compilation *c, int64_t *dims, Tenso
 	int rc;
 	if ((rc = apply_dim_options(g, o, dims)) >= 0 || (rc = match_inputs(g, o, given)) >= 0)
 		return rc;
+	progress_phase("preparing the inputs");
 	for (int k = 0; k < g->ninputs; k++) {
 		is_file[k] = given[k] >= 0 && !looks_numeric(o->ins[given[k]].value);
 		if (is_file[k] && (rc = read_input(g, k, o->ins[given[k]].value, &inputs[k])) >= 0)
@@ -521,9 +627,7 @@ static int run_program(const RunOptions *o, Compilation *c, int64_t *dims, Tenso
 		if (!is_file[k] && (rc = make_input(g, k, dims, number, o->seed, &inputs[k])) >= 0)
 			return rc;
 	}
-	if ((rc = ensure_dir(o->out_dir)) >= 0)
-		return rc;
-	RunJob job = {o->file, c, dims, inputs, o->out_dir, o->seed, o->no_fuse, o->check};
+	RunJob job = {o->file, c, dims, inputs, o->out_dir, o->seed, o->device, o->no_fuse, o->check};
 	return o->cpu ? run_cpu(&job) : cli_run_gpu(&job);
 }
 
@@ -539,6 +643,9 @@ int cmd_run(int argc, char **argv)
 	}
 	if (rc < 0)
 		rc = parse_run_options(argc, argv, &o);
+	if (rc < 0)
+		progress_start("run");
+	progress_phase("compiling");
 	Compilation *c = NULL;
 	if (rc < 0 && !(c = cli_compile(o.file, o.cpu ? STAGE_IR : STAGE_CUDA, !o.no_fuse)))
 		rc = EXIT_ERROR;
@@ -563,6 +670,7 @@ int cmd_run(int argc, char **argv)
 		free(inputs);
 		free(given);
 	}
+	progress_stop();
 	pipe_free(c);
 	free(o.dims);
 	free(o.ins);

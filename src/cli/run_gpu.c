@@ -1,6 +1,6 @@
 /*
  * run_gpu.c: `fusec run` on the GPU, through the public API as a user's
- * program would go: a context on device 0, the program compiled again from
+ * program would go: a context on the device of --device (0 by default), the program compiled again from
  * its text (fused, or per-op with --no-fuse; the front end costs far less
  * than the JIT, which the kernel cache makes cheap), inputs bound from the
  * host arrays run.c prepared, one launch, outputs read back and written.
@@ -35,6 +35,7 @@ static bool bind_inputs(const RunJob *job, fz_run *r)
 {
 	const Graph *g = &job->comp->graph;
 	fz_status s = FZ_OK;
+	progress_phase("running on the GPU");
 	for (int k = 0; k < g->ndims && s == FZ_OK; k++)
 		s = fz_run_bind_dim(r, g->dims[k], job->dims[k]);
 	for (int i = 0; i < g->ninputs && s == FZ_OK; i++) {
@@ -126,6 +127,7 @@ static int run_on(const RunJob *job, fz_context *ctx, Tensor *outs)
 	fz_run *r = NULL;
 	fz_diag d;
 	int rc = EXIT_ERROR;
+	progress_phase("compiling and loading the kernels");
 	fz_status s = fz_program_compile(ctx, src->name, src->text, src->len, &opt, &p, &d);
 	if (s == FZ_ERR_PROGRAM) {
 		fputs(d.rendered, stderr);
@@ -147,9 +149,10 @@ static int run_on(const RunJob *job, fz_context *ctx, Tensor *outs)
 int cli_run_gpu(const RunJob *job)
 {
 	fz_context *ctx;
-	if (fz_context_create(0, &ctx) != FZ_OK) {
+	fz_status s = fz_context_create(job->device, &ctx);
+	if (s != FZ_OK) {
 		cli_error("%s (use --cpu to run on the CPU reference interpreter)", fz_last_error());
-		return EXIT_ERROR;
+		return cli_gpu_exit(s);
 	}
 	const Graph *g = &job->comp->graph;
 	Tensor *outs = calloc((size_t)g->noutputs + 1, sizeof *outs);

@@ -28,6 +28,7 @@ bool diag_error(Diag *d, Arena *a, Span span, const char *fmt, ...)
 	va_start(ap, fmt);
 	d->message = arena_vprintf(a, fmt, ap);
 	va_end(ap);
+	msg_shorten(d->message); /* a 100,000-character name makes a short message */
 	d->span = span;
 	d->set = true;
 	return false;

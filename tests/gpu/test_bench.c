@@ -183,6 +183,38 @@ START_TEST(half_types_and_table)
 }
 END_TEST
 
+/* Outputs with NaN (Adam on random inputs: v may go negative under the
+ * square root): the relative difference is not a number, and the JSON says
+ * null, which a strict parser takes. */
+START_TEST(nan_outputs_are_null)
+{
+	const char *args[] = {"--dim", "N=4096", "--json", "--reps", "5", "--warmup", "1", NULL};
+	ck_assert_int_eq(bench("examples/adam.fz", args), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "\"outputs_rel_diff\": null"));
+	ck_assert_ptr_nonnull(strstr(out_buf, "\"outputs_nan\": true"));
+	ck_assert_int_eq(tu_strict_json(out_buf), 0);
+}
+END_TEST
+
+/* -v: every JIT lookup (with its key) and every launch geometry chosen. */
+START_TEST(verbose_log)
+{
+	const char *args[] = {"--dim", "B=4", "--dim", "N=8", "--reps", "1", "--warmup", "0", "--mode", "fused",
+	                      "-v", NULL};
+	ck_assert_int_eq(bench("examples/softmax.fz", args), 0);
+	const char *jit = strstr(err_buf, "fusec: jit 'softmax' for sm_");
+	ck_assert_msg(jit != NULL, "%s", err_buf);
+	ck_assert_ptr_nonnull(strstr(jit, ", key "));
+	ck_assert_msg(strstr(err_buf, "fusec: launch softmax_k0 (") && strstr(err_buf, "): grid ") &&
+	                  strstr(err_buf, " bytes of dynamic shared memory"),
+	              "%s", err_buf);
+	/* and a device that is not there: 77, naming how many there are */
+	const char *dev[] = {"--dim", "B=4", "--dim", "N=8", "--device", "1023", NULL};
+	ck_assert_int_eq(bench("examples/softmax.fz", dev), 77);
+	ck_assert_msg(strstr(err_buf, "device 1023 was requested; the driver sees "), "%s", err_buf);
+}
+END_TEST
+
 int main(void)
 {
 	fz_context *ctx = NULL;
@@ -199,6 +231,8 @@ int main(void)
 	tcase_add_test(tc, large_set_is_not_rotated);
 	tcase_add_test(tc, launch_bound_with_graphs);
 	tcase_add_test(tc, half_types_and_table);
+	tcase_add_test(tc, nan_outputs_are_null);
+	tcase_add_test(tc, verbose_log);
 	suite_add_tcase(su, tc);
 	rc = tu_run(su);
 	char cmd[512];

@@ -7,6 +7,8 @@
  * FUSEC_CUDA_LIBRARY rely on Check running each test in its own process
  * (the default, CK_FORK=yes). */
 #include <math.h>
+#include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +193,51 @@ START_TEST(source_too_large)
 	ck_assert_int_eq(fz_program_compile(NULL, "big.fz", big, n, NULL, &p, &d), FZ_ERR_LIMIT);
 	ck_assert_str_eq(d.message, "big.fz: error: program is 16777217 bytes; the limit is 16777216 bytes\n");
 	free(big);
+	/* lengths no buffer can have: refused from the length alone, the text
+	 * never read nor copied (n + 1 used to wrap, and 1 TiB ran out of
+	 * memory copying) */
+	char tiny[] = "in x: f32\nout y = x\n";
+	ck_assert_int_eq(fz_program_compile(NULL, "huge.fz", tiny, (size_t)1 << 40, NULL, &p, &d), FZ_ERR_LIMIT);
+	ck_assert_str_eq(d.message, "huge.fz: error: program is 1099511627776 bytes; the limit is 16777216 bytes\n");
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(fz_program_compile(NULL, "max.fz", tiny, SIZE_MAX, NULL, &p, &d), FZ_ERR_LIMIT);
+	char want[256];
+	snprintf(want, sizeof want, "max.fz: error: program is %zu bytes; the limit is 16777216 bytes\n", (size_t)SIZE_MAX);
+	ck_assert_str_eq(d.message, want);
+}
+END_TEST
+
+/* Misuse that used to kill the host: a NULL out-pointer is ignored. */
+START_TEST(null_out_pointers)
+{
+	fz_context_cache_stats(NULL, NULL);
+	fz_cache_stats st = {.nvrtc_compiles = 7};
+	fz_context_cache_stats(NULL, &st);
+	ck_assert_uint_eq(st.nvrtc_compiles, 0);
+}
+END_TEST
+
+/* The arena refuses sizes no block can hold instead of wrapping them. */
+static jmp_buf arena_oom;
+
+START_TEST(arena_huge_sizes)
+{
+	Arena *a = arena_new();
+	ck_assert_ptr_nonnull(a);
+	arena_set_oom(a, &arena_oom);
+	volatile int step = 0;
+	if (setjmp(arena_oom) == 0) {
+		arena_strndup(a, "x", SIZE_MAX);
+		step = 1;
+	}
+	ck_assert_int_eq(step, 0);
+	if (setjmp(arena_oom) == 0) {
+		arena_alloc(a, SIZE_MAX - 3);
+		step = 2;
+	}
+	ck_assert_int_eq(step, 0);
+	ck_assert_str_eq(arena_strndup(a, "abc", 2), "ab");
+	arena_free(a);
 }
 END_TEST
 
@@ -362,6 +409,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, compile_file);
 	tcase_add_test(tc, argument_errors);
 	tcase_add_test(tc, source_too_large);
+	tcase_add_test(tc, null_out_pointers);
+	tcase_add_test(tc, arena_huge_sizes);
 	tcase_add_test(tc, strings_and_defaults);
 	tcase_add_test(tc, missing_driver);
 	tcase_add_test(tc, library_is_not_a_driver);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/cache.h"
@@ -346,13 +347,11 @@ START_TEST(read_only_directory)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		if (geteuid() == 0) {
-			chmod(tmpdir, 0755);
-			if (setgid(65534) != 0 || setuid(65534) != 0)
-				_exit(3);
-		} else {
-			chmod(tmpdir, 0500);
-		}
+		/* the user's own directory, read-only (root would ignore the mode:
+		 * the child becomes nobody, and the directory nobody's) */
+		if (geteuid() == 0 && (chown(tmpdir, 65534, 65534) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(3);
+		chmod(tmpdir, 0500);
 		reset_warnings();
 		RtCache rc;
 		bool opened = rt_cache_open(&rc, tmpdir, 1 << 20, collect, NULL);
@@ -706,6 +705,146 @@ START_TEST(nvrtc_cubin_round_trip)
 }
 END_TEST
 
+/* ---- what the cache does not trust (issue 14) --------------------------------------------------------- */
+
+/* A directory owned by another user: its owner could plant cubins that are
+ * loaded onto the GPU, so it is refused however its mode looks. */
+START_TEST(other_users_directory)
+{
+	if (geteuid() != 0)
+		return; /* making a directory another user's needs root */
+	ck_assert_int_eq(chown(tmpdir, 65534, 65534), 0);
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+	RtCache c;
+	ck_assert(!rt_cache_open(&c, tmpdir, 1 << 20, collect, NULL));
+	ck_assert(!c.enabled);
+	char want[1024];
+	snprintf(want, sizeof want, "kernel cache disabled: %s belongs to another user (uid 65534, not 0)\n", tmpdir);
+	ck_assert_str_eq(warnings, want);
+	ck_assert_int_eq(chown(tmpdir, 0, 0), 0);
+}
+END_TEST
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* An entry whose header claims 4 GiB, in a sparse file of that size (so the
+ * sizes agree): refused from its header at once, not read (20 s and 4 GB
+ * before the cap). */
+START_TEST(huge_sparse_entry)
+{
+	RtCache c = open_cache(1 << 20);
+	RtKey k = key_of("huge");
+	ck_assert(rt_cache_store(&c, k, "huge", 90, 13000, "tiny", 4, collect, NULL));
+	uint64_t claim = (uint64_t)4 << 30;
+	int fd = open(entry_file(k), O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &claim, sizeof claim, 32), (ssize_t)sizeof claim); /* payload_bytes */
+	ck_assert_int_eq(ftruncate(fd, (off_t)(104 + claim)), 0);
+	close(fd);
+	double t0 = now_s();
+	int n;
+	char err[256];
+	RtCacheEntry *v = rt_cache_list(tmpdir, true, &n, err, sizeof err);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(v[0].problem, "larger than an entry may be");
+	free(v);
+	void *img;
+	size_t len;
+	ck_assert_int_eq(rt_cache_load(&c, k, &img, &len, collect, NULL), RTC_CORRUPT);
+	ck_assert_msg(now_s() - t0 < 2, "took %.1f s", now_s() - t0);
+	ck_assert_ptr_nonnull(strstr(warnings, "was damaged (larger than an entry may be): deleted it"));
+	ck_assert_int_eq(access(entry_file(k), F_OK), -1);
+}
+END_TEST
+
+/* A FIFO under an entry's name: a lookup, a listing and a verification
+ * must not wait for a writer that never comes. */
+START_TEST(fifo_entry)
+{
+	RtCache c = open_cache(1 << 20);
+	RtKey k = key_of("fifo");
+	ck_assert_int_eq(mkfifo(entry_file(k), 0600), 0);
+	int n;
+	char err[256];
+	RtCacheEntry *v = rt_cache_list(tmpdir, false, &n, err, sizeof err);
+	ck_assert_int_eq(n, 1);
+	free(v);
+	v = rt_cache_list(tmpdir, true, &n, err, sizeof err);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(v[0].problem, "not a regular file");
+	free(v);
+	void *img;
+	size_t len;
+	ck_assert_int_eq(rt_cache_load(&c, k, &img, &len, collect, NULL), RTC_CORRUPT);
+	ck_assert_ptr_nonnull(strstr(warnings, "was damaged (not a regular file): deleted it"));
+	ck_assert_int_eq(access(entry_file(k), F_OK), -1);
+}
+END_TEST
+
+/* `fusec cache clear` beside a running program: the program's temporary
+ * file (fresh) stays, a dead writer's (an hour old) goes. */
+START_TEST(clear_keeps_fresh_temporaries)
+{
+	char dead[512], live[512];
+	snprintf(dead, sizeof dead, "%s/.deadbeef.123.0.tmp", tmpdir);
+	snprintf(live, sizeof live, "%s/.cafe.124.0.tmp", tmpdir);
+	fclose(fopen(dead, "w"));
+	fclose(fopen(live, "w"));
+	set_mtime(dead, time(NULL) - RT_CACHE_STALE_SECONDS - 60);
+	uint64_t bytes;
+	char err[256];
+	ck_assert_int_eq(rt_cache_clear(tmpdir, &bytes, err, sizeof err), 0);
+	ck_assert_int_eq(access(dead, F_OK), -1);
+	ck_assert_int_eq(access(live, F_OK), 0);
+}
+END_TEST
+
+/* rename(2) as the library sees it in this test: while `vanish` is set, the
+ * source is deleted first (what a concurrent `cache clear` did before it
+ * kept fresh temporaries), then the real rename runs. */
+static int vanish;
+
+int rename(const char *from, const char *to)
+{
+	if (vanish > 0) {
+		vanish--;
+		unlink(from);
+	}
+	return renameat(AT_FDCWD, from, AT_FDCWD, to);
+}
+
+/* A writer whose temporary vanished writes it again: the entry is stored,
+ * nothing is warned, and later writes still go to disk. */
+START_TEST(writer_retries_vanished_temporary)
+{
+	RtCache c = open_cache(1 << 20);
+	RtKey k = key_of("retried"), k2 = key_of("next");
+	vanish = 1;
+	ck_assert(rt_cache_store(&c, k, "retried", 90, 13000, "DATA", 4, collect, NULL));
+	ck_assert_int_eq(vanish, 0);
+	ck_assert_str_eq(warnings, "");
+	void *img;
+	size_t len;
+	ck_assert_int_eq(rt_cache_load(&c, k, &img, &len, collect, NULL), RTC_HIT);
+	free(img);
+	/* always deleted: given up after three tries, with a warning that says
+	 * so, and writing stays on */
+	vanish = 3;
+	ck_assert(!rt_cache_store(&c, k2, "next", 90, 13000, "MORE", 4, collect, NULL));
+	char want[1024];
+	snprintf(want, sizeof want, "kernel cache: an entry's temporary file in %s was deleted three times before it "
+	         "was in place; that entry was not cached\n", tmpdir);
+	ck_assert_str_eq(warnings, want);
+	ck_assert(!atomic_load(&c.no_writes));
+	ck_assert(rt_cache_store(&c, k2, "next", 90, 13000, "MORE", 4, collect, NULL));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cache");
@@ -733,6 +872,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_list_verify_clear);
 	tcase_add_test(tc, cli_disabled);
 	tcase_add_test(tc, nvrtc_cubin_round_trip);
+	tcase_add_test(tc, other_users_directory);
+	tcase_add_test(tc, huge_sparse_entry);
+	tcase_add_test(tc, fifo_entry);
+	tcase_add_test(tc, clear_keeps_fresh_temporaries);
+	tcase_add_test(tc, writer_retries_vanished_temporary);
 	suite_add_tcase(s, tc);
 	return s;
 }

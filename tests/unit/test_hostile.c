@@ -155,6 +155,8 @@ typedef struct Child {
 	uid_t uid;          /* run as this user (0: stay root) */
 	rlim_t fsize;       /* RLIMIT_FSIZE in bytes (0: none) */
 	const char *cache;  /* FUSEC_CACHE_DIR (NULL: caching off) */
+	const char *stdin_path;  /* standard input from this file (NULL: inherited) */
+	const char *stdout_path; /* standard output to this file (NULL: into out_buf) */
 } Child;
 
 static void slurp(int fd, char *buf, size_t cap)
@@ -182,6 +184,12 @@ static int run_as(const Child *ch, const char *const *args)
 	if (pid == 0) {
 		dup2(fo, 1);
 		dup2(fe, 2);
+		int fd;
+		if (ch && ch->stdout_path && ((fd = open(ch->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 ||
+		                              dup2(fd, 1) < 0))
+			_exit(122);
+		if (ch && ch->stdin_path && ((fd = open(ch->stdin_path, O_RDONLY)) < 0 || dup2(fd, 0) < 0))
+			_exit(123);
 		setenv("FUSEC_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
 		if (ch && ch->cache)
 			setenv("FUSEC_CACHE_DIR", ch->cache, 1);
@@ -258,12 +266,9 @@ START_TEST(npy_lies)
 	input_refused("rank2.npy", "fusec: input 'x': expected f32[N], got f32[2, 2]\n");
 	write_npy("scalar.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 4);
 	input_refused("scalar.npy", "fusec: input 'x': expected f32[N], got f32\n");
-	/* a byte order or layout we would misread */
-	write_npy("be.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8);
-	input_refused("be.npy", "fusec: input 'x': be.npy: unsupported dtype '>f4' (big-endian)\n");
-	write_npy("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
-	input_refused("fortran.npy",
-	              "fusec: input 'x': fortran.npy: Fortran-order arrays are not supported (save in C order)\n");
+	/* another byte order or layout is read (converted); its shape is still checked */
+	write_npy("fortran.npy", "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
+	input_refused("fortran.npy", "fusec: input 'x': expected f32[N], got f32[2, 2]\n");
 }
 END_TEST
 
@@ -292,8 +297,11 @@ START_TEST(odd_input_files)
 	ck_assert_int_eq(symlink("loop", "loop"), 0);
 	input_refused("nothere.npy", "fusec: input 'x': nothere.npy: cannot open: No such file or directory\n");
 	input_refused("adir", "fusec: input 'x': adir: cannot open: Is a directory\n");
-	input_refused("/dev/null", "fusec: input 'x': /dev/null: not a .npy file (bad magic)\n");
-	input_refused("/dev/zero", "fusec: input 'x': /dev/zero: not a .npy file (bad magic)\n");
+	input_refused("/dev/null", "fusec: input 'x': /dev/null: not a regular file (a character device)\n");
+	input_refused("/dev/zero", "fusec: input 'x': /dev/zero: not a regular file (a character device)\n");
+	/* a FIFO nobody writes: refused at once, never waited on */
+	ck_assert_int_eq(mkfifo("fifo.npy", 0600), 0);
+	input_refused("fifo.npy", "fusec: input 'x': fifo.npy: not a regular file (a FIFO)\n");
 	input_refused("loop", "fusec: input 'x': loop: cannot open: Too many levels of symbolic links\n");
 	input_refused("scale.fz/x.npy", "fusec: input 'x': scale.fz/x.npy: cannot open: Not a directory\n");
 	if (root()) {
@@ -316,11 +324,24 @@ START_TEST(odd_program_files)
 	ck_assert_str_eq(err_buf, "fusec: cannot read adir.fz: Is a directory\n");
 	ck_assert_int_eq(RUN("--emit=ir", "adir.fz"), 1);
 	ck_assert_str_eq(err_buf, "fusec: cannot read adir.fz: Is a directory\n");
+	/* a program must be a regular file: devices and FIFOs are refused before
+	 * a byte is read (a FIFO with no writer used to hang) */
 	ck_assert_int_eq(RUN("--emit=ir", "/dev/null"), 1);
-	ck_assert_str_eq(err_buf, "/dev/null:1:1: error: program has no outputs (mark a value with 'out')\n\n^\n");
-	/* an endless file: read up to twice the limit, then refused by size */
-	ck_assert_int_eq(RUN("--emit=ir", "/dev/zero"), 1);
-	ck_assert_str_eq(err_buf, "/dev/zero: error: program is 67108864 bytes; the limit is 16777216 bytes\n");
+	ck_assert_str_eq(err_buf, "fusec: cannot read /dev/null: not a regular file (a character device)\n");
+	ck_assert_int_eq(mkfifo("fifo.fz", 0600), 0);
+	ck_assert_int_eq(RUN("--emit=ir", "fifo.fz"), 1);
+	ck_assert_str_eq(err_buf, "fusec: cannot read fifo.fz: not a regular file (a FIFO)\n");
+	ck_assert_int_eq(RUN("run", "fifo.fz", "--cpu"), 1);
+	ck_assert_str_eq(err_buf, "fusec: cannot read fifo.fz: not a regular file (a FIFO)\n");
+	/* standard input is read as it comes; an endless one up to twice the
+	 * limit, then refused by size */
+	Child zero = {.stdin_path = "/dev/zero"};
+	ck_assert_int_eq(RUN_AS(&zero, "--emit=ir", "-"), 1);
+	ck_assert_str_eq(err_buf, "<stdin>: error: program is 33554433 bytes; the limit is 16777216 bytes\n");
+	write_text("prog.fz", scale_fz);
+	Child in = {.stdin_path = "prog.fz"};
+	ck_assert_int_eq(RUN_AS(&in, "--emit=ir", "-"), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "# program stdin"));
 	/* binary garbage: the first bad byte, shown as '?' */
 	write_file("bin.fz", "in x: f32\n\x7f\x45\x4c\x46\x02\x01\x01", 17);
 	ck_assert_int_eq(RUN("--emit=cuda", "bin.fz"), 1);
@@ -630,6 +651,94 @@ START_TEST(concurrent_runs_same_outputs)
 }
 END_TEST
 
+/* ---- standard output that cannot be written (issue 14) ---------------------------------------------- */
+
+/* Every command checks its output: on a full device (/dev/full) it fails
+ * with the reason instead of exiting 0 having printed nothing. */
+START_TEST(stdout_write_errors)
+{
+	write_text("scale.fz", scale_fz);
+	char cache[PATH_MAX];
+	snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+	static const char *const cmds[][8] = {
+		{"scale.fz"},
+		{"--emit=ir", "scale.fz"},
+		{"--emit=ptx", "scale.fz"},
+		{"--help"},
+		{"--version"},
+		{"run", "scale.fz", "--cpu", "--dim", "N=3", "--out-dir", "out"},
+		{"run", "--help"},
+		{"cache", "list", "--dir", "cache"},
+		{"bench", "scale.fz", "--dim", "N=3", "--dry-run", "--json"},
+	};
+	Child full = {.stdout_path = "/dev/full"};
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		const char *args[9] = {0};
+		memcpy(args, cmds[i], sizeof cmds[i]);
+		ck_assert_msg(run_as(&full, args) == 1, "fusec %s ... to /dev/full", cmds[i][0]);
+		ck_assert_str_eq(err_buf, "fusec: cannot write the output: No space left on device\n");
+	}
+	/* a file-size limit: 2 KiB of the 19 KiB of CUDA C, and a failure, not 0 */
+	write_text("softmax.fz", "in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n");
+	Child small = {.fsize = 2048, .stdout_path = "half.cu"};
+	ck_assert_int_eq(RUN_AS(&small, "softmax.fz"), 1);
+	ck_assert_str_eq(err_buf, "fusec: cannot write the output: File too large\n");
+	struct stat st;
+	ck_assert_int_eq(stat("half.cu", &st), 0);
+	ck_assert_int_le(st.st_size, 2048);
+}
+END_TEST
+
+/* ---- several outputs: all replaced or none (issue 14) ------------------------------------------------- */
+
+START_TEST(outputs_all_or_nothing)
+{
+	write_text("two.fz", "in x: f32[N]\nout a = x + 1\nout b = x * 2\n");
+	/* b.npy is a directory: a.npy must not be written either */
+	ck_assert_int_eq(mkdir("out", 0755), 0);
+	ck_assert_int_eq(mkdir("out/b.npy", 0755), 0);
+	ck_assert_int_eq(RUN("run", "two.fz", "--cpu", "--dim", "N=3", "--out-dir", "out"), 1);
+	ck_assert_str_eq(err_buf, "fusec: cannot write output 'b': out/b.npy: Is a directory\n");
+	ck_assert_str_eq(listing("out"), "b.npy");
+	if (!root())
+		return;
+	/* b.npy is another user's file in a sticky directory (as in /tmp): its
+	 * rename would fail, so a.npy, which could be replaced, is not */
+	ck_assert_int_eq(mkdir("sticky", 0777), 0);
+	ck_assert_int_eq(chmod("sticky", 01777), 0);
+	write_text("sticky/a.npy", "old a");
+	ck_assert_int_eq(chown("sticky/a.npy", NOBODY, NOBODY), 0);
+	write_text("sticky/b.npy", "root's b");
+	Child nobody = {.uid = NOBODY};
+	ck_assert_int_eq(RUN_AS(&nobody, "run", "two.fz", "--cpu", "--dim", "N=3", "--out-dir", "sticky"), 1);
+	ck_assert_str_eq(err_buf, "fusec: cannot write output 'b': sticky/b.npy: Operation not permitted (another "
+	                          "user's file in a sticky directory)\n");
+	char buf[64] = {0};
+	read_file("sticky/a.npy", buf, sizeof buf - 1);
+	ck_assert_str_eq(buf, "old a");
+	ck_assert_str_eq(listing("sticky"), "a.npy b.npy");
+}
+END_TEST
+
+/* ---- a FIFO in the cache (issue 14) -------------------------------------------------------------------- */
+
+START_TEST(cache_cli_fifo_entry)
+{
+	char names[3][64], path[PATH_MAX];
+	make_cache(names);
+	/* a FIFO under an entry's name: list and verify do not wait on it */
+	ck_assert_int_eq(unlink(strcat(strcpy(path, "cache/"), names[1])), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(RUN("cache", "list", "--dir", "cache"), 0);
+	ck_assert_ptr_nonnull(strstr(out_buf, "cache: 3 entries"));
+	ck_assert_int_eq(RUN("cache", "verify", "--dir", "cache"), 1);
+	char want[256];
+	snprintf(want, sizeof want, "%s: damaged (not a regular file), deleted\n", names[1]);
+	ck_assert_msg(strstr(out_buf, want) != NULL, "%s", out_buf);
+	ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostile");
@@ -647,6 +756,9 @@ int main(void)
 	tcase_add_test(tc, cache_cli_unwritable);
 	tcase_add_test(tc, cache_cli_odd_dirs);
 	tcase_add_test(tc, concurrent_runs_same_outputs);
+	tcase_add_test(tc, stdout_write_errors);
+	tcase_add_test(tc, outputs_all_or_nothing);
+	tcase_add_test(tc, cache_cli_fifo_entry);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

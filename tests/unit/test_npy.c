@@ -354,14 +354,23 @@ START_TEST(malformed_files)
 	write_npy("shape6.npy", 1, GOOD_DICT("<f4", "(4294967296, 4294967296, 4294967296)"), 4);
 	ck_assert_str_eq(read_error("shape6.npy"), "shape of f32[4294967296, 4294967296, 4294967296] is too large");
 
-	write_npy("be.npy", 1, GOOD_DICT(">f4", "(2,)"), 8);
-	ck_assert_str_eq(read_error("be.npy"), "unsupported dtype '>f4' (big-endian)");
 	write_npy("u1.npy", 1, GOOD_DICT("|u1", "(2,)"), 2);
-	ck_assert_str_eq(read_error("u1.npy"), "unsupported dtype '|u1' (fusec reads <f2 <f4 <f8 <i4 <i8 |b1)");
+	ck_assert_str_eq(read_error("u1.npy"),
+	                 "unsupported dtype '|u1' (fusec reads f2 f4 f8 i4 i8 b1 in either byte order, and V2 as bf16)");
 	write_npy("c8.npy", 1, GOOD_DICT("<c8", "(2,)"), 16);
-	ck_assert_str_eq(read_error("c8.npy"), "unsupported dtype '<c8' (fusec reads <f2 <f4 <f8 <i4 <i8 |b1)");
-	write_npy("fortran.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
-	ck_assert_str_eq(read_error("fortran.npy"), "Fortran-order arrays are not supported (save in C order)");
+	ck_assert_str_eq(read_error("c8.npy"),
+	                 "unsupported dtype '<c8' (fusec reads f2 f4 f8 i4 i8 b1 in either byte order, and V2 as bf16)");
+	write_npy("nobo.npy", 1, GOOD_DICT("|f4", "(2,)"), 8); /* a 4-byte number needs a byte order */
+	ck_assert_str_eq(read_error("nobo.npy"),
+	                 "unsupported dtype '|f4' (fusec reads f2 f4 f8 i4 i8 b1 in either byte order, and V2 as bf16)");
+	/* a NUL inside the descr would make '<f4\0junk' read as '<f4' */
+	static const char nul[] = "{'descr': '<f4\0junk', 'fortran_order': False, 'shape': (2,), }";
+	unsigned char buf[256] = "\x93NUMPY\x01\x00";
+	buf[8] = (unsigned char)(sizeof nul - 1);
+	memcpy(buf + 10, nul, sizeof nul - 1);
+	write_bytes("nul.npy", buf, 10 + sizeof nul - 1 + 8);
+	ck_assert_str_eq(read_error("nul.npy"),
+	                 "bad header: 'descr' is not a simple dtype string (structured arrays are not supported)");
 
 	/* the data must be exactly as long as the shape says */
 	write_npy("lie.npy", 1, GOOD_DICT("<f4", "(10,)"), 20);
@@ -372,6 +381,142 @@ START_TEST(malformed_files)
 	ck_assert_str_eq(read_error("short2.npy"), "data size does not match the header: expected 8 bytes for f64, got 7");
 
 	ck_assert_str_eq(read_error("missing.npy"), "cannot open: No such file or directory");
+	remove_dir();
+}
+END_TEST
+
+/* A v1 file with this header dict and these data bytes. */
+static void write_npy_data(const char *name, const char *dict, const void *data, size_t n)
+{
+	unsigned char buf[4096];
+	size_t hl = strlen(dict);
+	ck_assert_uint_lt(10 + hl + n, sizeof buf);
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	buf[8] = (unsigned char)hl;
+	buf[9] = (unsigned char)(hl >> 8);
+	memcpy(buf + 10, dict, hl);
+	memcpy(buf + 10 + hl, data, n);
+	write_bytes(name, buf, 10 + hl + n);
+}
+
+static Tensor read_ok(const char *name)
+{
+	Tensor t;
+	char err[1024];
+	ck_assert_msg(npy_read(path(name), &t, err, sizeof err), "%s", err);
+	return t;
+}
+
+/* Big-endian arrays, as NumPy saves '>f4' and friends: swapped, exactly. */
+START_TEST(big_endian)
+{
+	make_dir();
+	static const unsigned char f4[] = {0x3F, 0xC0, 0, 0, 0xC0, 0x10, 0, 0};          /* 1.5, -2.25 */
+	static const unsigned char f2[] = {0x3C, 0x00, 0xC5, 0x00};                      /* 1, -5 */
+	static const unsigned char f8[] = {0x40, 0x09, 0x21, 0xFB, 0x54, 0x44, 0x2D, 0x18}; /* pi */
+	static const unsigned char i4[] = {0xFF, 0xFF, 0xFF, 0xFE, 0, 0, 1, 2};           /* -2, 258 */
+	static const unsigned char i8[] = {1, 2, 3, 4, 5, 6, 7, 8};
+	static const unsigned char b1[] = {0, 7};
+	static const unsigned char v2[] = {0x3F, 0xC0};                                    /* bf16 1.5 */
+	write_npy_data("f4.npy", GOOD_DICT(">f4", "(2,)"), f4, sizeof f4);
+	write_npy_data("f2.npy", GOOD_DICT(">f2", "(2,)"), f2, sizeof f2);
+	write_npy_data("f8.npy", GOOD_DICT(">f8", "()"), f8, sizeof f8);
+	write_npy_data("i4.npy", GOOD_DICT(">i4", "(2,)"), i4, sizeof i4);
+	write_npy_data("i8.npy", GOOD_DICT(">i8", "(1,)"), i8, sizeof i8);
+	write_npy_data("b1.npy", GOOD_DICT(">b1", "(2,)"), b1, sizeof b1);
+	write_npy_data("v2.npy", GOOD_DICT(">V2", "(1,)"), v2, sizeof v2);
+	Tensor t = read_ok("f4.npy");
+	ck_assert_int_eq(t.dtype, FZ_F32);
+	ck_assert(tensor_get(&t, 0) == 1.5 && tensor_get(&t, 1) == -2.25);
+	tensor_free(&t);
+	t = read_ok("f2.npy");
+	ck_assert_int_eq(t.dtype, FZ_F16);
+	ck_assert(tensor_get(&t, 0) == 1 && tensor_get(&t, 1) == -5);
+	tensor_free(&t);
+	t = read_ok("f8.npy");
+	ck_assert(tensor_get(&t, 0) == 3.141592653589793);
+	tensor_free(&t);
+	t = read_ok("i4.npy");
+	ck_assert(tensor_get(&t, 0) == -2 && tensor_get(&t, 1) == 258);
+	tensor_free(&t);
+	t = read_ok("i8.npy");
+	ck_assert(((int64_t *)t.data)[0] == 0x0102030405060708LL);
+	tensor_free(&t);
+	t = read_ok("b1.npy");
+	ck_assert(tensor_get(&t, 0) == 0 && tensor_get(&t, 1) == 1);
+	tensor_free(&t);
+	t = read_ok("v2.npy");
+	ck_assert_int_eq(t.dtype, FZ_BF16);
+	ck_assert(tensor_get(&t, 0) == 1.5);
+	tensor_free(&t);
+	remove_dir();
+}
+END_TEST
+
+/* Fortran-order arrays are transposed into C order: a[i][j][k] = 12i + 4j + k
+ * stored with i fastest reads back as 0, 1, ..., 23. */
+START_TEST(fortran_order)
+{
+	make_dir();
+	float f[24];
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++)
+			for (int k = 0; k < 4; k++)
+				f[i + 2 * j + 6 * k] = (float)(12 * i + 4 * j + k);
+	write_npy_data("f3.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }", f, sizeof f);
+	Tensor t = read_ok("f3.npy");
+	ck_assert_int_eq(t.rank, 3);
+	ck_assert(t.shape[0] == 2 && t.shape[1] == 3 && t.shape[2] == 4);
+	for (int e = 0; e < 24; e++)
+		ck_assert_msg(tensor_get(&t, e) == e, "element %d is %g", e, tensor_get(&t, e));
+	tensor_free(&t);
+	/* big-endian and Fortran at once: int64 [[1, 2, 3], [4, 5, 6]] */
+	unsigned char be[48] = {0};
+	int64_t want_f[6] = {1, 4, 2, 5, 3, 6};
+	for (int e = 0; e < 6; e++)
+		be[8 * e + 7] = (unsigned char)want_f[e];
+	write_npy_data("i8.npy", "{'descr': '>i8', 'fortran_order': True, 'shape': (2, 3), }", be, sizeof be);
+	t = read_ok("i8.npy");
+	for (int e = 0; e < 6; e++)
+		ck_assert(tensor_get(&t, e) == e + 1);
+	tensor_free(&t);
+	/* empty and one-dimensional Fortran arrays are their C bytes */
+	write_npy_data("e.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 3), }", f, 0);
+	t = read_ok("e.npy");
+	ck_assert_int_eq(tensor_numel(&t), 0);
+	tensor_free(&t);
+	remove_dir();
+}
+END_TEST
+
+/* ml_dtypes.bfloat16 arrays are saved as '<V2': read as bf16, bit for bit. */
+START_TEST(bfloat16_from_ml_dtypes)
+{
+	make_dir();
+	static const unsigned char v2[] = {0xC0, 0x3F, 0x10, 0xC0, 0x80, 0x7F}; /* 1.5, -2.25, inf */
+	/* the exact header NumPy 2 and ml_dtypes write */
+	write_npy_data("bf.npy", "{'descr': '<V2', 'fortran_order': False, 'shape': (3,), }             \n", v2,
+	               sizeof v2);
+	Tensor t = read_ok("bf.npy");
+	ck_assert_int_eq(t.dtype, FZ_BF16);
+	ck_assert(tensor_get(&t, 0) == 1.5 && tensor_get(&t, 1) == -2.25 && isinf(tensor_get(&t, 2)));
+	tensor_free(&t);
+	write_npy_data("bf2.npy", GOOD_DICT("|V2", "(1,)"), v2, 2);
+	t = read_ok("bf2.npy");
+	ck_assert(tensor_get(&t, 0) == 1.5);
+	tensor_free(&t);
+	remove_dir();
+}
+END_TEST
+
+/* Only regular files are read: a FIFO is refused at once, never waited on. */
+START_TEST(fifo_is_refused)
+{
+	make_dir();
+	ck_assert_int_eq(mkfifo(path("f.npy"), 0600), 0);
+	ck_assert_str_eq(read_error("f.npy"), "not a regular file (a FIFO)");
+	ck_assert_str_eq(read_error("."), "cannot open: Is a directory");
+	unlink(path("f.npy"));
 	remove_dir();
 }
 END_TEST
@@ -425,6 +570,10 @@ int main(void)
 	tcase_add_test(tc, header_variants);
 	tcase_add_test(tc, malformed_files);
 	tcase_add_test(tc, write_failures_leave_nothing);
+	tcase_add_test(tc, big_endian);
+	tcase_add_test(tc, fortran_order);
+	tcase_add_test(tc, bfloat16_from_ml_dtypes);
+	tcase_add_test(tc, fifo_is_refused);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
