@@ -143,9 +143,10 @@ int cli_parse_int(const char *opt, const char *v, long long lo, long long hi, lo
 
 int cli_parse_device(const char *v, int *device)
 {
-	long long d;
+	long long d = 0;
 	int rc = cli_parse_int("--device", v, 0, 1023, &d);
-	*device = (int)d;
+	if (rc < 0)
+		*device = (int)d;
 	return rc;
 }
 
