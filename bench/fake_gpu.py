@@ -8,6 +8,7 @@ measurement), and runs `run` through the real binary's CPU interpreter, so
 that run.py's .npy hand-over is checked against the real `fusec run`.
 """
 
+import contextlib
 import math
 import sys
 import types
@@ -76,6 +77,8 @@ class Tensor:
     def item(self): return self.a.item()
     def is_floating_point(self): return self.dtype in (float16, bfloat16, float32, float64)
     def __bool__(self): return bool(self.a)
+
+    def clone(self): return Tensor(self.a.copy(), self.dtype)
 
     def copy_(self, o):
         self.a[...] = o.a
@@ -147,6 +150,43 @@ def _functional():
     return F
 
 
+class _Event:
+    def __init__(self, enable_timing=False):
+        pass
+
+    def record(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return 1e-3  # 1 µs a replay, made up
+
+
+class _Graph:
+    """A CUDA graph: the fake runs the captured calls once, at capture."""
+
+    def replay(self):
+        pass
+
+
+@contextlib.contextmanager
+def _capture(graph):
+    assert isinstance(graph, _Graph)
+    yield
+
+
+class _Stream:
+    def wait_stream(self, other):
+        pass
+
+
+@contextlib.contextmanager
+def _on_stream(stream):
+    yield
+
+
 class _Props:
     multi_processor_count = 2
     L2_cache_size = 1 << 20
@@ -170,7 +210,9 @@ def install():
     torch.cuda = types.SimpleNamespace(synchronize=lambda: None, empty_cache=lambda: None,
                                        get_device_name=lambda i=None: "FAKE GPU",
                                        get_device_properties=lambda i=None: _Props(),
-                                       set_device=lambda i: None, current_device=lambda: 0)
+                                       set_device=lambda i: None, current_device=lambda: 0,
+                                       Stream=_Stream, stream=_on_stream, current_stream=_Stream,
+                                       CUDAGraph=_Graph, graph=_capture, Event=_Event)
     nn = types.ModuleType("torch.nn")
     nn.functional = _functional()
     torch.nn = nn

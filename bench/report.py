@@ -205,7 +205,7 @@ def render(doc, command=None):
              "",
              "Median µs (and % of the bandwidth floor: minimum bytes over the copy bandwidth). "
              "fusec: `fusec bench`, CUDA events, buffer sets rotated past the L2; PyTorch: "
-             "`triton.testing.do_bench(return_mode='median')`, L2 flushed before each call. "
+             "a CUDA graph of calls over input copies past 4x the L2, replayed (device time, no host time; median per call). "
              "'fused / per-op' is fusec's speedup from fusion, next to the ratio of the bytes "
              "the per-op plan moves to the minimum.",
              "",

@@ -15,9 +15,10 @@ For every workload of docs/benchmarks.md (the list in
                  bandwidth, measured here by torch (y.copy_(x), bytes read
                  plus bytes written)
 
-Torch timings are medians of triton.testing.do_bench, which flushes the L2
-before every call; fusec bench rotates among buffer sets larger than the L2
-for the same reason. The torch variants are checked against a float64
+Torch timings are device times: the calls over copies of the inputs that
+together pass 4x the L2 (so no call finds its inputs cached, as fusec bench
+rotates its buffer sets) are captured in a CUDA graph and replayed between
+events; the median per call is kept (Ctx.device_us says why not do_bench). The torch variants are checked against a float64
 reference of the eager program. Then: the cold (empty cache) and warm (disk
 cache) JIT start of a single-kernel program, and how many compiles 20 sizes
 of one program cause.
@@ -252,6 +253,44 @@ class Ctx:
                                           return_mode="median")
         return ms * 1e3
 
+    def device_us(self, fn, kw):
+        """Median device microseconds per call of fn(**kw), with no host
+        time in it: calls over several copies of the inputs (together past
+        4x the L2, so no call finds its inputs cached, as in fusec bench)
+        are captured once in a CUDA graph, which is replayed between two
+        events. Events around each call would time the host instead
+        wherever it is slower than the GPU: torch.compile spends 50-70 µs
+        of host time a call on the H200 machine, longer than a 64 MB kernel
+        runs (measured 2026-11-24, bench/python_overhead.py)."""
+        torch = self.torch
+        nbytes = sum(v.numel() * v.element_size() for v in kw.values() if torch.is_tensor(v))
+        l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0) or 0
+        n = min(16, max(1, -(-4 * l2 // max(nbytes, 1))))
+        sets = [kw] + [{k: (v.clone() if torch.is_tensor(v) else v) for k, v in kw.items()} for _ in range(n - 1)]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up outside the capture: guards, allocations
+            for k in sets:
+                fn(**k)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for k in sets:
+                fn(**k)
+        g.replay()
+        torch.cuda.synchronize()
+        times, end = [], time.perf_counter() + self.args.rep_ms / 1e3
+        while len(times) < 5 or time.perf_counter() < end:
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            g.replay()
+            e1.record()
+            e1.synchronize()
+            times.append(e0.elapsed_time(e1) * 1e3 / len(sets))
+        del g, sets
+        return statistics.median(times)
+
     def per_call(self, fn, n):
         """Host submit time and wall time per call of n back-to-back calls (µs)."""
         torch = self.torch
@@ -341,7 +380,7 @@ def torch_variants(ctx, w, inputs, fns):
     for vname, label, fn in variants:
         call = (lambda f=fn: f(**kw))
         outs[vname] = call()
-        results[vname] = {"us": ctx.bench(call)}
+        results[vname] = {"us": ctx.device_us(fn, kw)}
         if label:
             results[vname]["name"] = label
     torch._dynamo.reset()
@@ -351,7 +390,7 @@ def torch_variants(ctx, w, inputs, fns):
     outs["compiled"] = compiled(**kw)
     torch.cuda.synchronize()
     compile_s = time.perf_counter() - t0
-    results["compiled"] = {"us": ctx.bench(lambda: compiled(**kw)), "compile_s": compile_s}
+    results["compiled"] = {"us": ctx.device_us(compiled, kw), "compile_s": compile_s}
     if w["launch_bound"]:
         for vname, fn in (("eager", eager), ("builtin", builtin[1] if builtin else None),
                           ("compiled", compiled)):

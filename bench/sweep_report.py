@@ -243,7 +243,7 @@ def render(doc, command=None):
              "### Large points (64 MiB or more each)", "",
              "Median µs and % of the floor (minimum bytes over the copy bandwidth of the same run). fusec: "
              "`fusec bench`, CUDA events, buffer sets rotated past the L2; torch.compile: "
-             "`triton.testing.do_bench(return_mode='median')`, L2 flushed before each call. Checks: "
+             "a CUDA graph of calls over input copies past 4x the L2, replayed (device time, no host time; median per call). Checks: "
              "torch.compile against float64 and fusec fused against per-op at every point, `fusec run` "
              "against float64 where a relative error is given.", "",
              large_table(doc)]
