@@ -93,8 +93,10 @@ def _lowers_alone(n, features, refused):
 
 
 def _bookkeeping(n):
-    """Nodes that compute nothing worth reporting (a getitem of a PyTorch op)."""
-    return n.target is operator.getitem
+    """Nodes that compute nothing worth reporting: a getitem of a PyTorch op,
+    arithmetic on sizes (SymInts, in Python)."""
+    val = n.meta.get("val")
+    return n.target is operator.getitem or isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool, int))
 
 
 def _op(n):

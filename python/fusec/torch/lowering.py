@@ -392,7 +392,8 @@ def _full(t, n):
     if not isinstance(value, (int, float, bool)):
         raise Unsupported(f"fill value {value!r} is not a Python number")
     dtype = _dtype(n)
-    return Val(f"{fz_dtype(dtype)}({literal(value)})", dtype, (), 0, _tshape(n), source="const")
+    text = literal(int(value) if isinstance(value, bool) else value)
+    return Val(f"{fz_dtype(dtype)}({text})", dtype, (), 0, _tshape(n), source="const")
 
 
 # Ops whose translation depends on the value they reshape (see graph.py).

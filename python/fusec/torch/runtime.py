@@ -84,6 +84,8 @@ def _prepare(spec, a):
         return a
     if spec.kind == "size":
         return a.shape[spec.index]
+    if spec.kind == "item":
+        return a.item()  # a CPU tensor: no synchronisation
     if spec.kind == "reshape1":
         return a.reshape(1)
     if spec.index is not None:

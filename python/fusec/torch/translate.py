@@ -45,9 +45,11 @@ class NodeUnsupported(Exception):
 
 class InputSpec:
     """How one argument of the region call becomes an fz input: `kind` is
-    "tensor", "reshape1" (a 0-dim tensor, read as [1]), "scalar" (a SymInt
-    or SymFloat, passed by value) or "size" (the size of dim `index` of the
-    tensor `node`, for a formula that needs a row's length). A tensor's `index`, if any, picks the one
+    "tensor", "reshape1" (a 0-dim device tensor, read as [1]), "item" (a
+    0-dim CPU tensor, which PyTorch lets meet device tensors: its value, a
+    scalar), "scalar" (a SymInt or SymFloat, passed by value) or "size" (the
+    size of dim `index` of the tensor `node`, for a formula that needs a
+    row's length). A tensor's `index`, if any, picks the one
     slice of its stride-0 dims (fz broadcasts it instead); `copy` says it is
     not dense and is copied first (fz reads dense row-major tensors)."""
 
@@ -201,6 +203,8 @@ class Translator:
         if val.device.type not in ("cuda", "cpu"):
             raise Unsupported(f"input {x.name} is on {val.device.type}, not CUDA")
         tshape = shape_keys(val)
+        if not tshape and val.device.type == "cpu":
+            return InputSpec(x, name, "item"), Val(name, val.dtype, (), 0, (), source="input")
         if not tshape:
             return InputSpec(x, name, "reshape1"), Val(name, val.dtype, (1,), 0, (), source="input")
         strides = [size_key(s) for s in val.stride()]
@@ -327,9 +331,14 @@ class Translator:
         raise Unsupported("adds or drops a size-1 dim between others (fz broadcasts from the right)")
 
     def as_view(self, node, v):
-        """The node's value: `v` seen with the node's PyTorch shape."""
+        """The node's value: `v` seen with the node's PyTorch shape. A
+        reshape of a region input that fz would see with other trailing 1s
+        is better done by PyTorch (a free view), which hands the region a
+        tensor of the new shape."""
         tout = shape_keys(node.meta["val"])
         k = self.reshape(v, tout)
+        if v.source == "input" and k != v.k:
+            raise Unsupported("a reshape of a region input stays a PyTorch view")
         return Val(v.text, v.dtype, v.shape, k, tout, weak=v.weak, source=v.source)
 
     # ---- outputs --------------------------------------------------------------------
