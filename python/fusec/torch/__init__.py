@@ -64,18 +64,19 @@ def _compile(gm, kind, fuse):
     return make_boxed_func(compiled.forward)
 
 
-def explain(fn, *args, dynamic=None, quiet=False, **kwargs):
+def explain(fn, *args, dynamic=None, options=None, quiet=False, **kwargs):
     """Compile `fn` with the fusec backend, call it once on args, print each
     region (its fz source and kernels) and each node left to PyTorch with the
     reason (unless quiet), and return the Report, whose `result` is what fn
     returned. Resets Dynamo first (torch._dynamo.reset), so that fn is
-    compiled anew. A backward graph is compiled when backward runs: call it
-    inside fn to see it."""
+    compiled anew. `dynamic` and `options` are torch.compile's. A backward
+    graph is compiled when backward runs: call it inside fn to see it."""
     torch._dynamo.reset()
     report = Report()
     collect(report)
     try:
-        report.result = torch.compile(fn, backend=backend, dynamic=dynamic)(*args, **kwargs)
+        compiled = torch.compile(fn, backend=backend, dynamic=dynamic, options=options)
+        report.result = compiled(*args, **kwargs)
     finally:
         from .report import _collectors
         _collectors.remove(report)

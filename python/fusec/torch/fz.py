@@ -140,13 +140,14 @@ class Val:
     dtype, None for a weak literal, whose kind is `weak` ("int", "float").
     See the module's comment for `shape`, `k` and `torch`."""
 
-    __slots__ = ("text", "dtype", "weak", "shape", "k", "torch", "source")
+    __slots__ = ("text", "dtype", "weak", "shape", "k", "torch", "source", "value")
 
-    def __init__(self, text, dtype, shape=(), k=0, torch_shape=(), weak=None, source=None):
-        self.text, self.dtype, self.weak = text, dtype, weak
+    def __init__(self, text, dtype, shape=(), k=0, torch_shape=(), weak=None, source=None, value=None):
+        self.text, self.dtype, self.weak, self.value = text, dtype, weak, value
         self.shape, self.k, self.torch = tuple(shape), k, tuple(torch_shape)
         # What holds it: "binding" (a name this region computes), "input",
-        # or "const" (a literal or constant expression).
+        # or "const" (a literal or constant expression, whose Python number
+        # is `value` for a weak literal).
         self.source = source
 
     @property

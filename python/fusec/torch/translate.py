@@ -178,7 +178,7 @@ class Translator:
         if isinstance(x, bool):
             return Val(literal(x), torch.bool, source="const")
         if isinstance(x, (int, float)):
-            return Val(literal(x), None, weak="float" if isinstance(x, float) else "int", source="const")
+            return Val(literal(x), None, weak="float" if isinstance(x, float) else "int", source="const", value=x)
         raise Unsupported(f"argument {x!r} is not a tensor or a number")
 
     def _input(self, x):
@@ -271,7 +271,11 @@ class Translator:
         compute, common = elementwise_dtypes(*[meta(a) for a in args], type_promotion_kind=kind)
         out = []
         for v, a in zip(vals, args):
-            if v.dtype is None or v.dtype == common:
+            if v.weak == "int" and common == torch.int32 and not -2**31 <= v.value < 2**31:
+                # PyTorch wraps a Python int into an i32 operation; fz would refuse it.
+                wrapped = (v.value + 2**31) % 2**32 - 2**31
+                out.append(Val(literal(wrapped), None, weak="int", source="const", value=wrapped))
+            elif v.dtype is None or v.dtype == common:
                 out.append(v)
             elif isinstance(meta(a), (torch.SymInt, torch.SymFloat, torch.SymBool)):
                 out.append(self.cast(v, compute))
