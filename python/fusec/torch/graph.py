@@ -33,7 +33,7 @@ def compile_graph(gm, kind, features, fuse=True):
     """Returns (callable, GraphReport) for the GraphModule `gm`."""
     graph = gm.graph
     refused = {}
-    ok = candidates(graph, lambda n: n.target in TABLE and _lowers_alone(n, features, refused))
+    ok = candidates(graph, lambda n, ok: n.target in TABLE and _lowers_alone(n, ok, features, refused))
     while True:
         translated, retry = [], False
         for nodes in regions(graph, ok):
@@ -41,12 +41,11 @@ def compile_graph(gm, kind, features, fuse=True):
             try:
                 source = t.translate()
             except NodeUnsupported as e:
-                if e.reason == Translator.EMPTY:
-                    continue
-                refused[e.node] = e.reason
-                ok.discard(e.node)
-                retry = True
-                break
+                if e.reason != Translator.EMPTY:
+                    refused[e.node] = e.reason
+                    ok.discard(e.node)
+                    retry = True
+                continue
             translated.append((t, source))
         if not retry:
             break
@@ -76,12 +75,13 @@ def compile_graph(gm, kind, features, fuse=True):
 LONE = "a view or constant with no fz computation around it"
 
 
-def _lowers_alone(n, features, refused):
+def _lowers_alone(n, ok, features, refused):
     """Whether the op table can translate `n` with every operand an input:
     what does not depend on the region (dtypes, dims, modes) fails here once,
     instead of once per partitioning. Reshapes are the exception: whether
-    fz can follow one depends on the value it reshapes."""
-    if n.target in VIEW_OPS:
+    fz can follow one depends on the value it reshapes, unless that value
+    is computed by PyTorch (not in `ok`), when it is an input indeed."""
+    if n.target in VIEW_OPS and any(i in ok for i in n.all_input_nodes):
         return True
     t = Translator([n], features)
     try:

@@ -19,7 +19,8 @@ __all__ = ["regions", "candidates"]
 
 
 def candidates(graph, supported):
-    """The nodes `supported(node)` accepts, plus getitems of those nodes."""
+    """The nodes `supported(node, ok)` accepts, plus getitems of those
+    nodes; `ok` holds the candidates among the nodes before `node`."""
     ok = set()
     for n in graph.nodes:
         if n.op != "call_function":
@@ -27,7 +28,7 @@ def candidates(graph, supported):
         if n.target is operator.getitem:
             if n.args[0] in ok:
                 ok.add(n)
-        elif supported(n):
+        elif supported(n, ok):
             ok.add(n)
     return ok
 
