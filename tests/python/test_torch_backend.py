@@ -150,3 +150,40 @@ def test_graph_breaks_compile_each_graph():
     report = fusec.torch.explain(f, X, quiet=True)
     assert_close(report.result, f(X))
     assert [len(g.regions) for g in report.graphs] == [1, 1]
+
+
+def test_a_region_the_gpu_jit_fails_runs_in_pytorch(monkeypatch):
+    """A CUDA region whose JIT compile fails is left to PyTorch with the
+    message (faked here: the CPU has no JIT)."""
+    import fusec.torch.graph as graph
+    from fusec.torch.translate import Translator
+    report = fusec.torch.explain(softmax, X, quiet=True)
+    ok = Translator([], frozenset())
+    ok.cuda_device, ok.nodes = 0, ["a"]
+    bad = Translator([], frozenset())
+    bad.cuda_device, bad.nodes = 0, ["b"]
+    source = report.regions[0].source
+    jobs = []
+    monkeypatch.setattr(graph, "load", lambda j: jobs.extend(j) or [None, fusec.Error("NVRTC said no\nmore")])
+    refused = {}
+    done = graph._programs([(ok, source), (bad, source)], True, refused)
+    assert [d[0] for d in done] == [ok] and [j[1] for j in jobs] == [0, 0]
+    assert refused == {"b": "fusec could not compile the region for the GPU: NVRTC said no"}
+
+
+def test_benchmark_script_on_the_cpu(tmp_path):
+    """bench/torch_backend.py's harness, on the CPU reference (the GPU run
+    is the lead's)."""
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "torch_backend.py"), "--device", "cpu",
+                        "--backends", "fusec", "--only", "add_scale_bias_relu_4096", "--per-call-n", "5",
+                        "--out", str(out)], capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    import json
+    (r,) = json.loads(out.read_text())
+    assert r["key"] == "add_scale_bias_relu_4096"
+    assert (r["fusec"]["regions"], r["fusec"]["kernels"], r["fusec"]["fallbacks"]) == (1, 1, 0)
+    assert r["fusec"]["err"] <= 1 and r["direct"]["err"] <= 1
+    assert r["fusec"]["first_call_ms"] > 0 and r["eager"]["us"] > 0
+    assert "add_scale_bias_relu_4096" in p.stdout.splitlines()[-1]

@@ -23,7 +23,7 @@ import torch.fx as fx
 from .lowering import TABLE, VIEW_OPS, reason
 from .partition import candidates, regions
 from .report import Fallback, GraphReport, RegionReport
-from .runtime import Region, compile_source
+from .runtime import Region, compile_source, load
 from .translate import NodeUnsupported, Translator
 
 __all__ = ["compile_graph"]
@@ -51,18 +51,11 @@ def compile_graph(gm, kind, features, fuse=True):
             break
     report = GraphReport(kind)
     built = []
-    for t, source in translated:
-        try:
-            program = compile_source(source, fuse)
-        except Exception as e:  # fusec rejected what we wrote: leave the region to PyTorch
-            why = f"fusec rejected the translated region: {str(e).splitlines()[0]}"
-            for n in t.nodes:
-                refused[n] = why
-            continue
+    for t, source, program in _programs(translated, fuse, refused):
         name = f"fusec_region_{len(built)}"
-        region = Region(name, source, program, t.inputs, t.outputs, cpu=t.device == "cpu")
+        region = Region(name, source, program, t.inputs, t.outputs, cpu=t.cuda_device is None)
         built.append((t, region))
-        report.regions.append(RegionReport(name, [n.name for n in t.nodes], source, program))
+        report.regions.append(RegionReport(name, [n.name for n in t.nodes], region.source, program))
     inside = {n for t, _ in built for n in t.nodes}
     for n in graph.nodes:
         if n.op == "call_function" and n not in inside and not _bookkeeping(n):
@@ -73,6 +66,35 @@ def compile_graph(gm, kind, features, fuse=True):
 
 
 LONE = "a view or constant with no fz computation around it"
+
+
+def _programs(translated, fuse, refused):
+    """(translator, source, program) of each region fusec compiles (and
+    JIT-compiles, for CUDA ones); the nodes of the others get fusec's
+    message as the reason they stay in PyTorch (a bug of the translation,
+    or of fusec)."""
+    done = []
+    for t, source in translated:
+        try:
+            done.append((t, source, compile_source(source, fuse)))
+        except Exception as e:
+            _refuse(t, f"fusec rejected the translated region: {_first_line(e)}", refused)
+    cuda = [d for d in done if d[0].cuda_device is not None]
+    failed = set()
+    for (t, _, _), e in zip(cuda, load([(p, t.cuda_device) for t, _, p in cuda])):
+        if e is not None:
+            _refuse(t, f"fusec could not compile the region for the GPU: {_first_line(e)}", refused)
+            failed.add(t)
+    return [d for d in done if d[0] not in failed]
+
+
+def _refuse(t, why, refused):
+    for n in t.nodes:
+        refused[n] = why
+
+
+def _first_line(e):
+    return (str(e).splitlines() or [type(e).__name__])[0]
 
 
 def _lowers_alone(n, ok, features, refused):

@@ -17,7 +17,7 @@ import torch
 
 from .fz import FZ_DTYPE
 
-__all__ = ["Region", "compile_source", "kernel_names", "features"]
+__all__ = ["Region", "compile_source", "load", "kernel_names", "features"]
 
 NAME = "torch"  # the programs' name: their kernels are torch_k0, torch_k1, ...
 
@@ -25,6 +25,30 @@ NAME = "torch"  # the programs' name: their kernels are torch_k0, torch_k1, ...
 def compile_source(source, fuse=True):
     import fusec
     return fusec.compile(source, name=NAME, fuse=fuse)
+
+
+def load(jobs):
+    """JIT-compile each (program, CUDA device) of `jobs` now, in parallel
+    (the package releases the GIL while NVRTC runs), rather than one after
+    the other at their first calls; returns, per job, None or the exception
+    it raised. Uses the package's device_program, which is not public API:
+    where it is missing, the first calls compile."""
+    try:
+        from fusec._gpu import device_program
+    except ImportError:
+        return [None] * len(jobs)
+
+    def one(job):
+        try:
+            device_program(*job)
+            return None
+        except Exception as e:  # reported by the caller, which leaves the region to PyTorch
+            return e
+    if len(jobs) <= 1:
+        return [one(j) for j in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
+        return list(pool.map(one, jobs))
 
 
 def kernel_names(program):

@@ -139,7 +139,9 @@ class Translator:
         tensors = [s for s in self.inputs if s.kind in ("tensor", "reshape1")]
         if not tensors:
             raise NodeUnsupported(self.outputs[0].node, "computes from no tensor input (constants stay in PyTorch)")
-        self.device = tensors[0].node.meta["val"].device.type
+        device = tensors[0].node.meta["val"].device
+        # The CUDA device the region runs on; None: the CPU reference.
+        self.cuda_device = (device.index or 0) if device.type == "cuda" else None
         return self.source()
 
     def source(self):
