@@ -11,6 +11,12 @@ cycle check is a set intersection; region ids are merged with union-find.
 `regions()` returns the regions as lists of nodes in graph order; the caller
 translates each and, where translation refuses a node (a shape fz cannot
 follow), leaves that node out and partitions again.
+
+torch.fx's CapabilityBasedPartitioner does the same job with a different
+aim: it tries to merge every partition with every new node (a horizontal
+fusion of unrelated regions, with a graph search per try), which is both
+slower on training graphs and not what fz wants; regions here merge only
+along edges, and siblings only when they read the same tensor.
 """
 
 import operator
