@@ -49,9 +49,9 @@ class InputSpec:
     0-dim CPU tensor, which PyTorch lets meet device tensors: its value, a
     scalar), "scalar" (a SymInt or SymFloat, passed by value) or "size" (the
     size of dim `index` of the tensor `node`, for a formula that needs a
-    row's length). A tensor's `index`, if any, picks the one
-    slice of its stride-0 dims (fz broadcasts it instead); `copy` says it is
-    not dense and is copied first (fz reads dense row-major tensors)."""
+    row's length). A tensor's `index`, if any, picks the one slice of its
+    stride-0 dims (fz broadcasts it instead); `copy` says it is not dense
+    and is copied first (fz reads dense row-major tensors)."""
 
     __slots__ = ("node", "name", "kind", "index", "copy", "torch")
 
