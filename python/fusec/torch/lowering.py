@@ -9,7 +9,7 @@ an op that is not in the table at all is reported by `reason()`.
 
 The formulas follow PyTorch's CUDA kernels where fz has no builtin of the
 same meaning: remainder takes the divisor's sign, floor division is
-ATen's div_floor_floating, sign((NaN)) is 0 as in PyTorch, pow by small
+ATen's div_floor_floating, sign(NaN) is 0 as in PyTorch, pow by small
 constant exponents multiplies as ATen does. fz 1.1 builtins are used only
 where libfusec has them (`t.features`).
 """
