@@ -1,0 +1,160 @@
+"""A region at run time: the callable the rewritten graph calls.
+
+It turns the region's arguments into the program's inputs (most pass as
+they are; see InputSpec for the others), calls the fusec Program, which
+launches on torch's current stream with outputs from torch's allocator, and
+gives each output node its PyTorch shape (a view, or an expand where the
+node is a broadcast). What can be decided once is: `_direct` marks regions
+whose arguments and outputs need nothing, the common case, whose call is the
+program call alone.
+
+CPU tensors (a model on the CPU, or the tests of a machine without a GPU)
+run through the package's CPU reference interpreter, by way of NumPy:
+exact and slow, there to make the whole path testable anywhere.
+"""
+
+import torch
+
+from .fz import FZ_DTYPE
+
+__all__ = ["Region", "compile_source", "load", "kernel_names", "features"]
+
+NAME = "torch"  # the programs' name: their kernels are torch_k0, torch_k1, ...
+
+
+def compile_source(source, fuse=True):
+    import fusec
+    return fusec.compile(source, name=NAME, fuse=fuse)
+
+
+def load(jobs):
+    """JIT-compile each (program, CUDA device) of `jobs` now, in parallel
+    (the package releases the GIL while NVRTC runs), rather than one after
+    the other at their first calls; returns, per job, None or the exception
+    it raised. Uses the package's device_program, which is not public API:
+    where it is missing, the first calls compile."""
+    try:
+        from fusec._gpu import device_program
+    except ImportError:
+        return [None] * len(jobs)
+
+    def one(job):
+        try:
+            device_program(*job)
+            return None
+        except Exception as e:  # reported by the caller, which leaves the region to PyTorch
+            return e
+    if len(jobs) <= 1:
+        return [one(j) for j in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
+        return list(pool.map(one, jobs))
+
+
+def kernel_names(program):
+    return [f"{program.name}_k{i}" for i in range(program.kernels)]
+
+
+_FEATURES = None
+_PROBES = {
+    "tan": "tan(x)", "atan": "atan(x)", "asin": "asin(x)", "acos": "acos(x)", "sinh": "sinh(x)",
+    "cosh": "cosh(x)", "atan2": "atan2(x, x)", "hypot": "hypot(x, x)", "bitwise": "f32(i32(x) & 1)",
+}
+
+
+def features():
+    """The fz 1.1 features this libfusec has (one compile, no GPU, per process)."""
+    global _FEATURES
+    if _FEATURES is None:
+        import fusec
+        body = "\n".join(f"out {name} = {expr}" for name, expr in _PROBES.items())
+        try:
+            fusec.compile("in x: f32[N]\n" + body + "\n", name="probe")
+            _FEATURES = frozenset(_PROBES)
+        except fusec.CompileError:
+            _FEATURES = frozenset()
+    return _FEATURES
+
+
+class Region:
+    """Calls `program` on the region's arguments; returns a tuple with one
+    tensor per output node (see translate.OutputSpec)."""
+
+    def __init__(self, name, source, program, inputs, outputs, cpu=False):
+        self.__name__ = self.__qualname__ = name
+        self.source, self.program, self.cpu = source, program, cpu
+        self.inputs, self.outputs = inputs, outputs
+        self._nout = len(program.outputs)
+        self._direct = (all(s.kind == "tensor" and s.index is None and not s.copy or s.kind == "scalar"
+                            for s in inputs)
+                        and [o.index for o in outputs] == list(range(self._nout))
+                        and all(o.shape is None for o in outputs))
+
+    def __repr__(self):
+        return f"<fusec region {self.__name__}: {self.program!r}>"
+
+    def __call__(self, *args):
+        ins = args if self._direct else [_prepare(s, a) for s, a in zip(self.inputs, args)]
+        outs = _run_cpu(self.program, ins) if self.cpu else self.program(*ins)
+        if self._nout == 1:
+            outs = (outs,)
+        if self._direct:
+            return outs
+        return tuple(_finish(o, outs[o.index], args) for o in self.outputs)
+
+
+def _prepare(spec, a):
+    if spec.kind == "scalar":
+        return a
+    if spec.kind == "size":
+        return a.shape[spec.index]
+    if spec.kind == "item":
+        return a.item()  # a CPU tensor: no synchronisation
+    if spec.kind == "reshape1":
+        return a.reshape(1)
+    if spec.index is not None:
+        a = a[spec.index]
+    return a.contiguous() if spec.copy else a
+
+
+def _finish(spec, t, args):
+    if spec.shape is None:
+        return t
+    size = [_size(s, t, args) for s in spec.shape]
+    if not spec.expand:
+        return t.view(size)
+    aligned = [n if keep else 1 for n, keep in zip(size, spec.aligned)]
+    return t.view(aligned).expand(size)
+
+
+def _size(s, t, args):
+    if s[0] == "int":
+        return s[1]
+    if s[0] == "out":
+        return t.shape[s[1]]
+    return args[s[1]].shape[s[2]]
+
+
+def _run_cpu(program, ins):
+    """The CPU reference on CPU tensors, through NumPy (bf16 as float32)."""
+    arrays = []
+    for a in ins:
+        if isinstance(a, torch.Tensor):
+            a = a.detach()
+            arrays.append((a.float() if a.dtype == torch.bfloat16 else a).numpy())
+        else:
+            arrays.append(a)
+    outs = program.run_cpu(*arrays)
+    if len(program.outputs) == 1:
+        outs = (outs,)
+    import numpy as np
+    result = []
+    for spec, o in zip(program.outputs, outs):
+        dtype = _TORCH_DTYPE[spec.dtype]
+        if dtype == torch.bfloat16:
+            o = np.asarray(o, dtype=np.float32)
+        result.append(torch.from_numpy(np.ascontiguousarray(o)).to(dtype))
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+_TORCH_DTYPE = {name: dtype for dtype, name in FZ_DTYPE.items()}
