@@ -4,8 +4,8 @@
  * The host work of a launch must be a few microseconds, so everything that
  * depends only on the sizes is computed once per size and kept in a size
  * plan: which entry each kernel uses, its grid, block and shared memory, its
- * argument array, and one device allocation for the temporaries and
- * workspaces. Kernel argument arrays do not hold values but point at slots
+ * argument array (with the values the launch plan gives the kernel), and
+ * one device allocation for the temporaries and workspaces. Kernel argument arrays do not hold values but point at slots
  * the run keeps (a device pointer per node, a value per scalar input, a size
  * per dim), so rebinding a buffer is one store and never rebuilds a plan; a
  * launch with unchanged shapes goes straight to cuLaunchKernel.
@@ -86,6 +86,7 @@ typedef struct RtSizePlan {
 	RtLaunch *launches;
 	int nlaunches;
 	void **params;            /* every launch's argument pointers */
+	int64_t *vals;            /* the launch plans' values the kernels receive (CgArg) */
 	CUdeviceptr scratch;      /* temporaries and workspaces */
 	CUdeviceptr *temp_ptr;    /* per Plan.temps */
 	CUgraphExec exec;         /* captured with the values in snap, or NULL */
@@ -221,6 +222,7 @@ static void free_plan(RtSizePlan *sp)
 	free(sp->dims);
 	free(sp->launches);
 	free(sp->params);
+	free(sp->vals);
 	free(sp->temp_ptr);
 	free(sp->snap);
 	free(sp);
@@ -758,10 +760,16 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		log_line("launch %s (%s): grid %ux%ux%u, block %ux%ux%u, %u bytes of dynamic shared memory%s", kn->name,
 		         e->symbol, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem,
 		         l->cooperative ? ", cooperative" : "");
-		for (int j = 0; j < e->nargs; j++)
-			if (!(l->params[j] = arg_slot(r, l, kn, &e->args[j])))
+		for (int j = 0; j < e->nargs; j++) {
+			const CgArg *a = &e->args[j];
+			if (a->kind != CGARG_PARAM && a->kind != CGARG_WORKSPACE) { /* a value of the launch plan */
+				sp->vals[used + (size_t)j] = cg_launch_arg(r->m, k, &cl[k], a);
+				l->params[j] = &sp->vals[used + (size_t)j];
+			} else if (!(l->params[j] = arg_slot(r, l, kn, a))) {
 				return rt_fail(r->err, FZ_ERR_INTERNAL, "entry '%s': argument %d names no parameter of kernel '%s'",
 				               e->symbol, j, kn->name);
+			}
+		}
 		used += (size_t)e->nargs;
 	}
 	return FZ_OK;
@@ -789,7 +797,8 @@ static fz_status build_plan(fz_run *r, const int64_t *dims, RtSizePlan **out)
 		memcpy(sp->dims, dims, sizeof *dims * (size_t)g->ndims);
 	size_t nargs;
 	fz_status s = plan_launches(r, sp, cl, &nargs);
-	if (s == FZ_OK && !(sp->params = calloc(nargs + 1, sizeof *sp->params)))
+	if (s == FZ_OK && (!(sp->params = calloc(nargs + 1, sizeof *sp->params)) ||
+	                   !(sp->vals = calloc(nargs + 1, sizeof *sp->vals))))
 		s = rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
 	if (s == FZ_OK)
 		s = fill_launches(r, sp, cl);

@@ -32,10 +32,6 @@
 /* RT_GRAPH_AFTER, or FUSEC_GRAPH_AFTER from the environment (read once). */
 int rt_graph_after(void);
 
-/* Bytes of a block's shared memory kept for the kernels' static shared
- * memory (codegen's reduction scratch is 256 bytes). */
-#define RT_STATIC_SMEM_RESERVE 1024
-
 /* A module loaded in a context, shared by every program with the same key. */
 typedef struct RtModule {
 	RtKey key;

@@ -10,8 +10,11 @@
  * interpreter under the GPU tests' tolerances (runtime/compare.h).
  *
  * Every row kernel runs under every schedule (the launch's own choice, part
- * of a warp a row, a block a row with and without the row cache, split rows
- * with and without the cache), every pointwise kernel on the launch's grid
+ * of a warp a row, a block a row with the row cache in shared memory and in
+ * the workspace, split rows with and without the cache, the register path
+ * where the row fits it), forced through cg_launch_forced so that the rest
+ * of the launch is what cg_launch would make; every pointwise kernel on the
+ * launch's grid
  * and on a small one (several chunks a thread), every program at odd and
  * vector-friendly sizes, with inputs aligned and misaligned (the scalar
  * path), and with NaN in float inputs. Without a C++ compiler the test
@@ -204,6 +207,7 @@ static Suite *emu_suite(void)
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
 	tcase_add_test(t, split_long_rows);
 	suite_add_tcase(s, t);
+
 	return s;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codegen/cg.h"
 #include "fusec.h"
 #include "runtime/rt.h"
 #include "testutil.h"
@@ -35,7 +36,8 @@ typedef enum FakeOpKind { FK_KERNEL, FK_MEMSET, FK_DTOD, FK_HTOD } FakeOpKind;
 
 typedef struct FakeFunc {
 	char name[128];
-	int nargs;  /* set by the test (fake_know_args): the fake cannot read a cubin */
+	int nargs;  /* set by the test (compile): the fake cannot read a cubin */
+	int ws;     /* the workspace argument, or -1 */
 } FakeFunc;
 
 typedef struct FakeOp {
@@ -120,6 +122,8 @@ static CUresult CUDAAPI f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUd
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
+	case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
 	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
 	default: *v = 0; break;
 	}
@@ -462,7 +466,7 @@ static void teardown(void)
 	ck_assert_int_eq(fake.depth, 0);
 }
 
-/* Compile with the context; tell the fake each entry's argument count. */
+/* Compile with the context; tell the fake its entries' arguments. */
 static fz_program *compile(const char *src, int fuse)
 {
 	fz_compile_options o = fz_compile_options_default();
@@ -471,8 +475,14 @@ static fz_program *compile(const char *src, int fuse)
 	fz_diag d;
 	fz_status s = fz_program_compile(ctx, "calls.fz", src, strlen(src), &o, &p, &d);
 	ck_assert_msg(s == FZ_OK, "%s", s == FZ_ERR_PROGRAM ? d.rendered : fz_last_error());
-	for (int e = 0; e < p->c->module.nentries; e++)
-		((FakeFunc *)(void *)p->funcs[e])->nargs = p->c->module.entries[e].nargs;
+	for (int e = 0; e < p->c->module.nentries; e++) {
+		const CgEntry *en = &p->c->module.entries[e];
+		FakeFunc *ff = (FakeFunc *)(void *)p->funcs[e];
+		ff->nargs = en->nargs;
+		ff->ws = -1;
+		for (int j = 0; j < en->nargs; j++)
+			ff->ws = en->args[j].kind == CGARG_WORKSPACE ? j : ff->ws;
+	}
 	return p;
 }
 
@@ -810,12 +820,13 @@ START_TEST(per_op_and_sizes)
 				ck_assert_int_eq(memcmp(a->args, b->args, sizeof a->args), 0);
 				ck_assert_int_eq(memcmp(a->grid, b->grid, sizeof a->grid), 0);
 			}
-			/* a memset zeroes the workspace its kernel is given (its last argument) */
+			/* a memset zeroes the workspace its kernel is given */
 			if (fake.ran[j].kind == FK_MEMSET) {
 				ck_assert_int_lt(j + 1, per);
 				const FakeOp *kn = &fake.ran[j + 1];
 				ck_assert_int_eq(kn->kind, FK_KERNEL);
-				ck_assert(kn->args[kn->f->nargs - 1] == fake.ran[j].dst);
+				ck_assert_int_ge(kn->f->ws, 0);
+				ck_assert(kn->args[kn->f->ws] == fake.ran[j].dst);
 				zeroed += (int64_t)fake.ran[j].bytes;
 			}
 		}
