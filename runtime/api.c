@@ -410,7 +410,7 @@ fz_status fz_program_compile(fz_context *ctx, const char *name, const char *src,
 		fz_program_destroy(p);
 		return s;
 	}
-	if (ctx && (s = rt_jit(ctx, p, ctx->err)) != FZ_OK) {
+	if (ctx && (s = rt_jit_bind(ctx, p, ctx->err)) != FZ_OK) {
 		diag_plain(diag, name, last_error);
 		fz_program_destroy(p);
 		return s;

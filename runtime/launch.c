@@ -20,6 +20,9 @@
  * row, so a run launched once, or rebound at every call, never pays for a
  * capture (tens of microseconds) and launches kernel by kernel.
  *
+ * The first launch at new sizes also loads the entries (the paths) they
+ * take that no earlier size took: one compile, or a cache hit (jit.c).
+ *
  * The hot path, a launch at known sizes, does no allocation and no search:
  * one cuCtxGetCurrent (rt_push), then one cuGraphLaunch or one cuLaunchKernel
  * per kernel (and a memset of the part of a workspace that must start zeroed,
@@ -193,7 +196,7 @@ fz_status fz_run_create(fz_program *p, fz_context *ctx, fz_run **out)
 	if (p->ctx && p->ctx != ctx)
 		return rt_fail(p->err, FZ_ERR_ARGUMENT, "program '%s' is loaded in another context", p->c->graph.name);
 	fz_status s;
-	if (!p->ctx && (s = rt_jit(ctx, p, p->err)) != FZ_OK)
+	if (!p->ctx && (s = rt_jit_bind(ctx, p, p->err)) != FZ_OK)
 		return s;
 	fz_run *r = calloc(1, sizeof *r);
 	if (!r)
@@ -682,20 +685,14 @@ static void fit_resident(fz_run *r, CgLaunch *cl)
 		cl->grid[0] = (unsigned)fit;
 }
 
-/* Choose each kernel's entry and geometry for these sizes (codegen's rules). */
-static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *nargs)
+/* What the launched entries need before they run: above 48 KiB of dynamic
+ * shared memory an opt-in, and grids meant as one resident wave cut to what
+ * the compiled entry fits. */
+static fz_status fit_launches(fz_run *r, CgLaunch *cl)
 {
-	*nargs = 0;
 	for (int k = 0; k < r->plan->nkernels; k++) {
-		if (!cg_launch(r->m, r->plan, k, sp->dims, &r->ctx->cg, &cl[k]))
-			return rt_fail(r->err, FZ_ERR_LIMIT, "kernel '%s' cannot be launched for these sizes",
-			               r->plan->kernels[k].name);
 		if (cl[k].empty)
 			continue;
-		if (cl[k].entry < 0 || cl[k].entry >= r->m->nentries)
-			return rt_fail(r->err, FZ_ERR_INTERNAL, "kernel '%s': launch entry %d out of range",
-			               r->plan->kernels[k].name, cl[k].entry);
-		*nargs += (size_t)r->m->entries[cl[k].entry].nargs;
 		if (cl[k].smem > 0) { /* any dynamic amount: static memory counts against the 48 KB default too */
 			fz_status s = rt_allow_smem(r->p, cl[k].entry, cl[k].smem, r->err);
 			if (s != FZ_OK)
@@ -705,6 +702,33 @@ static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *
 			fit_resident(r, &cl[k]);
 	}
 	return FZ_OK;
+}
+
+/* Choose each kernel's entry and geometry for these sizes (codegen's rules),
+ * and load the entries they use that are not loaded yet. */
+static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *nargs)
+{
+	*nargs = 0;
+	bool *need = calloc((size_t)r->m->nentries + 1, sizeof *need);
+	if (!need)
+		return rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
+	fz_status s = FZ_OK;
+	for (int k = 0; k < r->plan->nkernels && s == FZ_OK; k++) {
+		if (!cg_launch(r->m, r->plan, k, sp->dims, &r->ctx->cg, &cl[k]))
+			s = rt_fail(r->err, FZ_ERR_LIMIT, "kernel '%s' cannot be launched for these sizes",
+			            r->plan->kernels[k].name);
+		else if (!cl[k].empty && (cl[k].entry < 0 || cl[k].entry >= r->m->nentries))
+			s = rt_fail(r->err, FZ_ERR_INTERNAL, "kernel '%s': launch entry %d out of range",
+			            r->plan->kernels[k].name, cl[k].entry);
+		else if (!cl[k].empty) {
+			need[cl[k].entry] = true;
+			*nargs += (size_t)r->m->entries[cl[k].entry].nargs;
+		}
+	}
+	if (s == FZ_OK)
+		s = rt_jit_entries(r->p, need, r->err);
+	free(need);
+	return s == FZ_OK ? fit_launches(r, cl) : s;
 }
 
 /* Lay out temporaries and workspaces in one allocation. */
