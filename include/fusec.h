@@ -188,9 +188,11 @@ typedef struct fz_compile_options {
 FZ_API fz_compile_options fz_compile_options_default(void);
 
 /* Compile `len` bytes of program text; `name` names it in diagnostics and
- * its stem names the kernels (NULL: "<string>"). With a context the CUDA C is
- * also JIT-compiled and loaded (through the kernel cache), so the program can
- * run; with ctx NULL no GPU is needed, for introspection and the source. An
+ * its stem names the kernels (NULL: "<string>"). With a context the program
+ * is bound to it and can run there: each launch at new sizes JIT-compiles
+ * and loads (through the kernel cache) the kernel entries those sizes take,
+ * the first time any size takes them; with ctx NULL no GPU is needed, for
+ * introspection and the source. An
  * error in the program gives FZ_ERR_PROGRAM and fills *diag (may be NULL);
  * every other failure also puts its message in diag->message. */
 FZ_API fz_status fz_program_compile(fz_context *ctx, const char *name, const char *src, size_t len,
@@ -258,7 +260,7 @@ FZ_API fz_status fz_program_run_cpu(const fz_program *p, const void *const *inpu
 typedef struct fz_run fz_run;
 
 /* A run of `p` on `ctx` (NULL: the context p was compiled with). A program
- * compiled without a context is JIT-compiled into ctx here. */
+ * compiled without a context is bound to ctx here. */
 FZ_API fz_status fz_run_create(fz_program *p, fz_context *ctx, fz_run **out);
 /* Waits for the run's stream, then frees its device memory. */
 FZ_API void fz_run_destroy(fz_run *r);
@@ -298,9 +300,11 @@ FZ_API fz_status fz_run_bind_output(fz_run *r, const char *name, void *device_pt
                                     const int64_t *shape);
 
 /* Enqueue the program on the run's stream and return (asynchronous). All
- * inputs must be bound. Fails with FZ_ERR_BINDING for a missing or mismatched
- * input, FZ_ERR_RUNTIME (before any launch) for max/min over an empty axis,
- * FZ_ERR_DEVICE_MEMORY, FZ_ERR_CUDA. */
+ * inputs must be bound. At sizes not launched before, first JIT-compiles the
+ * kernel entries they take if no earlier launch did. Fails with
+ * FZ_ERR_BINDING for a missing or mismatched input, FZ_ERR_RUNTIME (before
+ * any launch) for max/min over an empty axis, FZ_ERR_DEVICE_MEMORY,
+ * FZ_ERR_CUDA, FZ_ERR_NVRTC. */
 FZ_API fz_status fz_run_launch(fz_run *r);
 /* Set the stream, bind every input and output by position and launch, in one
  * call: inputs[i] is input i's device memory, or for a scalar input a double

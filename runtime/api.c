@@ -134,6 +134,8 @@ static fz_status query_device(fz_context *ctx)
 		{CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, offsetof(CgDevice, sm_count)},
 		{CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, offsetof(CgDevice, max_threads_per_sm)},
 		{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, offsetof(CgDevice, smem_per_block_optin)},
+		{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, offsetof(CgDevice, smem_per_sm)},
+		{CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, offsetof(CgDevice, smem_reserved_per_block)},
 		{CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, offsetof(CgDevice, l2_bytes)},
 	};
 	for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
@@ -141,10 +143,6 @@ static fz_status query_device(fz_context *ctx)
 		if (r != CUDA_SUCCESS)
 			return init_failure(r, "cuDeviceGetAttribute");
 	}
-	/* Codegen sizes dynamic shared memory against this; the kernels' own
-	 * static shared memory (a few hundred bytes of reduction scratch) must
-	 * fit beside it, or the launch fails with CUDA_ERROR_INVALID_VALUE. */
-	ctx->cg.smem_per_block_optin -= RT_STATIC_SMEM_RESERVE;
 	fz_device_info *in = &ctx->info;
 	in->ordinal = ctx->ordinal;
 	in->cc_major = ctx->cg.cc_major;
@@ -412,7 +410,7 @@ fz_status fz_program_compile(fz_context *ctx, const char *name, const char *src,
 		fz_program_destroy(p);
 		return s;
 	}
-	if (ctx && (s = rt_jit(ctx, p, ctx->err)) != FZ_OK) {
+	if (ctx && (s = rt_jit_bind(ctx, p, ctx->err)) != FZ_OK) {
 		diag_plain(diag, name, last_error);
 		fz_program_destroy(p);
 		return s;

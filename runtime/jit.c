@@ -1,10 +1,14 @@
 /*
- * jit.c: from generated CUDA C to loaded kernels.
+ * jit.c: from generated CUDA C to loaded kernels, entry by entry.
  *
- * Generated modules do not depend on sizes (sizes are kernel arguments), so
- * one NVRTC compile serves every size of a program, and the cache key is the
- * source itself: two programs that generate the same source share a module.
- * Three levels, cheapest first:
+ * A kernel has an entry per path (codegen/cg.h), and a program's sizes
+ * usually take one path of each kernel, so nothing is compiled before a
+ * launch says which: when a size plan (launch.c) needs entries not loaded
+ * yet, a module is made of just those (cg_module_source) and loaded. The
+ * first launch of a new path costs one compile; later launches of any size
+ * that takes a loaded path cost none (sizes are kernel arguments). The cache
+ * key is the module's source itself: two programs that generate the same
+ * entries share a module. Three levels, cheapest first:
  *   1. the context's table of loaded modules (programs compiled again, or
  *      the same program compiled twice);
  *   2. the on-disk cache (a new process): read, checksum, cuModuleLoadData;
@@ -17,9 +21,6 @@
  * module. Modules no program uses stay loaded (a program compiled again is
  * then free) up to RT_IDLE_MODULES, beyond which the least recently used are
  * unloaded.
- *
- * With FUSEC_LOG (log.h) every lookup says which level served it, the key,
- * and for a compile NVRTC's time (nvrtc.c logs NVRTC's log itself).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,8 +105,8 @@ static void log_jit(const fz_context *ctx, const fz_program *p, RtKey key, const
 	         what);
 }
 
-/* Compile with NVRTC; the cubin is malloc'ed into *image. */
-static fz_status compile_cubin(fz_context *ctx, fz_program *p, void **image, size_t *len, char *err)
+/* Compile src with NVRTC; the cubin is malloc'ed into *image. */
+static fz_status compile_cubin(fz_context *ctx, fz_program *p, const char *src, void **image, size_t *len, char *err)
 {
 	Arena *a = arena_new();
 	if (!a)
@@ -119,8 +120,7 @@ static fz_status compile_cubin(fz_context *ctx, fz_program *p, void **image, siz
 	RtNvrtcResult res;
 	memset(&res, 0, sizeof res);
 	const Compilation *c = p->c;
-	bool ok = rt_nvrtc_compile(a, c->module.source, c->graph.name, ctx->info.cc_major, ctx->info.cc_minor,
-	                           true, &res);
+	bool ok = rt_nvrtc_compile(a, src, c->graph.name, ctx->info.cc_major, ctx->info.cc_minor, true, &res);
 	fz_status s = FZ_OK;
 	if (!ok) {
 		const char *m = res.message ? res.message : "NVRTC failed without a message";
@@ -140,8 +140,8 @@ static fz_status compile_cubin(fz_context *ctx, fz_program *p, void **image, siz
 
 /* The module's image: from disk if cached and allowed, else NVRTC (then
  * stored). *from_disk says which. */
-static fz_status get_image(fz_context *ctx, fz_program *p, RtKey key, bool skip_disk, void **image, size_t *len,
-                           bool *from_disk, char *err)
+static fz_status get_image(fz_context *ctx, fz_program *p, const char *src, RtKey key, bool skip_disk, void **image,
+                           size_t *len, bool *from_disk, char *err)
 {
 	bool use_disk = p->opt.disk_cache && ctx->disk.enabled;
 	RtCacheResult r = RTC_MISS;
@@ -164,7 +164,7 @@ static fz_status get_image(fz_context *ctx, fz_program *p, RtKey key, bool skip_
 		}
 	}
 	double t0 = now_ms();
-	fz_status s = compile_cubin(ctx, p, image, len, err);
+	fz_status s = compile_cubin(ctx, p, src, image, len, err);
 	if (s != FZ_OK)
 		return s;
 	double nvrtc_ms = now_ms() - t0;
@@ -184,8 +184,8 @@ static fz_status get_image(fz_context *ctx, fz_program *p, RtKey key, bool skip_
 	return FZ_OK;
 }
 
-/* Find or make the module for key (current context pushed). */
-static fz_status load_module(fz_context *ctx, fz_program *p, RtKey key, RtModule **out, char *err)
+/* Find or make the module of source src, whose key is key (current context pushed). */
+static fz_status load_module(fz_context *ctx, fz_program *p, const char *src, RtKey key, RtModule **out, char *err)
 {
 	pthread_mutex_lock(&ctx->lock);
 	RtModule *m = find_module(ctx, key);
@@ -206,7 +206,7 @@ static fz_status load_module(fz_context *ctx, fz_program *p, RtKey key, RtModule
 		void *image = NULL;
 		size_t len = 0;
 		bool from_disk;
-		fz_status s = get_image(ctx, p, key, attempt > 0, &image, &len, &from_disk, err);
+		fz_status s = get_image(ctx, p, src, key, attempt > 0, &image, &len, &from_disk, err);
 		if (s != FZ_OK)
 			return s;
 		r = CU(cuModuleLoadData)(&mod, image);
@@ -235,66 +235,120 @@ static fz_status load_module(fz_context *ctx, fz_program *p, RtKey key, RtModule
 	return FZ_OK;
 }
 
-static fz_status get_functions(fz_program *p, char *err)
+fz_status rt_jit_bind(fz_context *ctx, fz_program *p, char *err)
 {
-	const CgModule *cm = &p->c->module;
-	int n = cm->nentries;
+	int n = p->c->module.nentries;
 	p->funcs = calloc((size_t)(n ? n : 1), sizeof *p->funcs);
 	p->smem_optin = calloc((size_t)(n ? n : 1), sizeof *p->smem_optin);
-	if (!p->funcs || !p->smem_optin)
+	if (!p->funcs || !p->smem_optin) {
+		rt_jit_release(p);
 		return rt_fail(err, FZ_ERR_NOMEM, "out of memory");
-	for (int e = 0; e < n; e++) {
-		CUresult r = CU(cuModuleGetFunction)(&p->funcs[e], p->module->mod, cm->entries[e].symbol);
-		if (r != CUDA_SUCCESS) {
-			char what[256];
-			snprintf(what, sizeof what, "kernel '%s' is missing from the compiled module", cm->entries[e].symbol);
-			return rt_fail_cu(err, r, what);
-		}
-		p->smem_optin[e] = 0; /* the default limit (48 KB) counts static memory too: opt in for any dynamic amount */
 	}
+	/* smem_optin 0: the default limit (48 KB) counts static memory too, so
+	 * a launch opts in for any dynamic amount */
+	p->ctx = ctx;
 	return FZ_OK;
 }
 
-fz_status rt_jit(fz_context *ctx, fz_program *p, char *err)
+/* The entries of `want` that are not loaded; false if none. */
+static bool missing(fz_program *p, const bool *need, bool *want)
 {
-	double t0 = now_ms();
-	const char *src = p->c->module.source ? p->c->module.source : "";
-	int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
-	RtKey key = rt_cache_key(src, strlen(src), rt_nvrtc_version(), rt_nvrtc_options(), arch);
-	fz_status s = rt_push(ctx, err);
-	if (s != FZ_OK)
-		return s;
-	s = load_module(ctx, p, key, &p->module, err);
-	if (s == FZ_OK) {
-		p->ctx = ctx;
-		s = get_functions(p, err);
-		if (s != FZ_OK)
-			rt_jit_release(p);
+	bool any = false;
+	pthread_mutex_lock(&p->ctx->lock);
+	for (int e = 0; e < p->c->module.nentries; e++)
+		any |= want[e] = need[e] && !p->funcs[e];
+	pthread_mutex_unlock(&p->ctx->lock);
+	return any;
+}
+
+/* Keep a reference to m and take the functions of the entries in want from
+ * it (where another thread has not already: its module has them too). */
+static fz_status take_functions(fz_program *p, RtModule *m, const bool *want, char *err)
+{
+	const CgModule *cm = &p->c->module;
+	fz_status s = FZ_OK;
+	pthread_mutex_lock(&p->ctx->lock);
+	if (p->nmodules == p->capmodules) {
+		int nc = p->capmodules ? 2 * p->capmodules : 4;
+		RtModule **nv = realloc(p->modules, sizeof *nv * (size_t)nc);
+		if (!nv) {
+			m->refs--;
+			pthread_mutex_unlock(&p->ctx->lock);
+			return rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+		}
+		p->modules = nv;
+		p->capmodules = nc;
 	}
-	rt_pop();
-	pthread_mutex_lock(&ctx->lock);
-	ctx->stats.jit_ms += now_ms() - t0;
-	pthread_mutex_unlock(&ctx->lock);
+	p->modules[p->nmodules++] = m;
+	for (int e = 0; e < cm->nentries && s == FZ_OK; e++) {
+		if (!want[e] || p->funcs[e])
+			continue;
+		CUresult r = CU(cuModuleGetFunction)(&p->funcs[e], m->mod, cm->entries[e].symbol);
+		if (r != CUDA_SUCCESS) {
+			char what[256];
+			snprintf(what, sizeof what, "kernel '%s' is missing from the compiled module", cm->entries[e].symbol);
+			p->funcs[e] = NULL;
+			s = rt_fail_cu(err, r, what);
+		}
+	}
+	pthread_mutex_unlock(&p->ctx->lock);
+	return s;
+}
+
+fz_status rt_jit_entries(fz_program *p, const bool *need, char *err)
+{
+	fz_context *ctx = p->ctx;
+	bool *want = calloc((size_t)p->c->module.nentries + 1, sizeof *want);
+	Arena *a = arena_new();
+	if (!want || !a) {
+		free(want);
+		arena_free(a);
+		return rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	}
+	fz_status s = FZ_OK;
+	jmp_buf oom;
+	arena_set_oom(a, &oom);
+	if (setjmp(oom)) {
+		s = rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	} else if (missing(p, need, want)) {
+		double t0 = now_ms();
+		const char *src = cg_module_source(&p->c->module, want, a);
+		int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+		RtKey key = rt_cache_key(src, strlen(src), rt_nvrtc_version(), rt_nvrtc_options(), arch);
+		RtModule *m = NULL;
+		s = load_module(ctx, p, src, key, &m, err);
+		if (s == FZ_OK)
+			s = take_functions(p, m, want, err);
+		pthread_mutex_lock(&ctx->lock);
+		ctx->stats.jit_ms += now_ms() - t0;
+		pthread_mutex_unlock(&ctx->lock);
+	}
+	arena_set_oom(a, NULL);
+	arena_free(a);
+	free(want);
 	return s;
 }
 
 void rt_jit_release(fz_program *p)
 {
 	fz_context *ctx = p->ctx;
-	if (ctx && p->module) {
+	if (ctx && p->nmodules > 0) {
 		pthread_mutex_lock(&ctx->lock);
-		p->module->refs--;
+		for (int i = 0; i < p->nmodules; i++)
+			p->modules[i]->refs--;
 		if (rt_push(ctx, NULL) == FZ_OK) {
 			trim_idle(ctx);
 			rt_pop();
 		}
 		pthread_mutex_unlock(&ctx->lock);
 	}
+	free(p->modules);
 	free(p->funcs);
 	free(p->smem_optin);
+	p->modules = NULL;
+	p->nmodules = p->capmodules = 0;
 	p->funcs = NULL;
 	p->smem_optin = NULL;
-	p->module = NULL;
 	p->ctx = NULL;
 }
 

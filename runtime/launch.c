@@ -4,8 +4,8 @@
  * The host work of a launch must be a few microseconds, so everything that
  * depends only on the sizes is computed once per size and kept in a size
  * plan: which entry each kernel uses, its grid, block and shared memory, its
- * argument array, and one device allocation for the temporaries and
- * workspaces. Kernel argument arrays do not hold values but point at slots
+ * argument array (with the values the launch plan gives the kernel), and
+ * one device allocation for the temporaries and workspaces. Kernel argument arrays do not hold values but point at slots
  * the run keeps (a device pointer per node, a value per scalar input, a size
  * per dim), so rebinding a buffer is one store and never rebuilds a plan; a
  * launch with unchanged shapes goes straight to cuLaunchKernel.
@@ -19,6 +19,9 @@
  * only once the same bindings have been launched RT_GRAPH_AFTER times in a
  * row, so a run launched once, or rebound at every call, never pays for a
  * capture (tens of microseconds) and launches kernel by kernel.
+ *
+ * The first launch at new sizes also loads the entries (the paths) they
+ * take that no earlier size took: one compile, or a cache hit (jit.c).
  *
  * The hot path, a launch at known sizes, does no allocation and no search:
  * one cuCtxGetCurrent (rt_push), then one cuGraphLaunch or one cuLaunchKernel
@@ -86,6 +89,7 @@ typedef struct RtSizePlan {
 	RtLaunch *launches;
 	int nlaunches;
 	void **params;            /* every launch's argument pointers */
+	int64_t *vals;            /* the launch plans' values the kernels receive (CgArg) */
 	CUdeviceptr scratch;      /* temporaries and workspaces */
 	CUdeviceptr *temp_ptr;    /* per Plan.temps */
 	CUgraphExec exec;         /* captured with the values in snap, or NULL */
@@ -192,7 +196,7 @@ fz_status fz_run_create(fz_program *p, fz_context *ctx, fz_run **out)
 	if (p->ctx && p->ctx != ctx)
 		return rt_fail(p->err, FZ_ERR_ARGUMENT, "program '%s' is loaded in another context", p->c->graph.name);
 	fz_status s;
-	if (!p->ctx && (s = rt_jit(ctx, p, p->err)) != FZ_OK)
+	if (!p->ctx && (s = rt_jit_bind(ctx, p, p->err)) != FZ_OK)
 		return s;
 	fz_run *r = calloc(1, sizeof *r);
 	if (!r)
@@ -221,6 +225,7 @@ static void free_plan(RtSizePlan *sp)
 	free(sp->dims);
 	free(sp->launches);
 	free(sp->params);
+	free(sp->vals);
 	free(sp->temp_ptr);
 	free(sp->snap);
 	free(sp);
@@ -680,20 +685,14 @@ static void fit_resident(fz_run *r, CgLaunch *cl)
 		cl->grid[0] = (unsigned)fit;
 }
 
-/* Choose each kernel's entry and geometry for these sizes (codegen's rules). */
-static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *nargs)
+/* What the launched entries need before they run: above 48 KiB of dynamic
+ * shared memory an opt-in, and grids meant as one resident wave cut to what
+ * the compiled entry fits. */
+static fz_status fit_launches(fz_run *r, CgLaunch *cl)
 {
-	*nargs = 0;
 	for (int k = 0; k < r->plan->nkernels; k++) {
-		if (!cg_launch(r->m, r->plan, k, sp->dims, &r->ctx->cg, &cl[k]))
-			return rt_fail(r->err, FZ_ERR_LIMIT, "kernel '%s' cannot be launched for these sizes",
-			               r->plan->kernels[k].name);
 		if (cl[k].empty)
 			continue;
-		if (cl[k].entry < 0 || cl[k].entry >= r->m->nentries)
-			return rt_fail(r->err, FZ_ERR_INTERNAL, "kernel '%s': launch entry %d out of range",
-			               r->plan->kernels[k].name, cl[k].entry);
-		*nargs += (size_t)r->m->entries[cl[k].entry].nargs;
 		if (cl[k].smem > 0) { /* any dynamic amount: static memory counts against the 48 KB default too */
 			fz_status s = rt_allow_smem(r->p, cl[k].entry, cl[k].smem, r->err);
 			if (s != FZ_OK)
@@ -703,6 +702,33 @@ static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *
 			fit_resident(r, &cl[k]);
 	}
 	return FZ_OK;
+}
+
+/* Choose each kernel's entry and geometry for these sizes (codegen's rules),
+ * and load the entries they use that are not loaded yet. */
+static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *nargs)
+{
+	*nargs = 0;
+	bool *need = calloc((size_t)r->m->nentries + 1, sizeof *need);
+	if (!need)
+		return rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
+	fz_status s = FZ_OK;
+	for (int k = 0; k < r->plan->nkernels && s == FZ_OK; k++) {
+		if (!cg_launch(r->m, r->plan, k, sp->dims, &r->ctx->cg, &cl[k]))
+			s = rt_fail(r->err, FZ_ERR_LIMIT, "kernel '%s' cannot be launched for these sizes",
+			            r->plan->kernels[k].name);
+		else if (!cl[k].empty && (cl[k].entry < 0 || cl[k].entry >= r->m->nentries))
+			s = rt_fail(r->err, FZ_ERR_INTERNAL, "kernel '%s': launch entry %d out of range",
+			            r->plan->kernels[k].name, cl[k].entry);
+		else if (!cl[k].empty) {
+			need[cl[k].entry] = true;
+			*nargs += (size_t)r->m->entries[cl[k].entry].nargs;
+		}
+	}
+	if (s == FZ_OK)
+		s = rt_jit_entries(r->p, need, r->err);
+	free(need);
+	return s == FZ_OK ? fit_launches(r, cl) : s;
 }
 
 /* Lay out temporaries and workspaces in one allocation. */
@@ -758,10 +784,16 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		log_line("launch %s (%s): grid %ux%ux%u, block %ux%ux%u, %u bytes of dynamic shared memory%s", kn->name,
 		         e->symbol, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem,
 		         l->cooperative ? ", cooperative" : "");
-		for (int j = 0; j < e->nargs; j++)
-			if (!(l->params[j] = arg_slot(r, l, kn, &e->args[j])))
+		for (int j = 0; j < e->nargs; j++) {
+			const CgArg *a = &e->args[j];
+			if (a->kind != CGARG_PARAM && a->kind != CGARG_WORKSPACE) { /* a value of the launch plan */
+				sp->vals[used + (size_t)j] = cg_launch_arg(r->m, k, &cl[k], a);
+				l->params[j] = &sp->vals[used + (size_t)j];
+			} else if (!(l->params[j] = arg_slot(r, l, kn, a))) {
 				return rt_fail(r->err, FZ_ERR_INTERNAL, "entry '%s': argument %d names no parameter of kernel '%s'",
 				               e->symbol, j, kn->name);
+			}
+		}
 		used += (size_t)e->nargs;
 	}
 	return FZ_OK;
@@ -789,7 +821,8 @@ static fz_status build_plan(fz_run *r, const int64_t *dims, RtSizePlan **out)
 		memcpy(sp->dims, dims, sizeof *dims * (size_t)g->ndims);
 	size_t nargs;
 	fz_status s = plan_launches(r, sp, cl, &nargs);
-	if (s == FZ_OK && !(sp->params = calloc(nargs + 1, sizeof *sp->params)))
+	if (s == FZ_OK && (!(sp->params = calloc(nargs + 1, sizeof *sp->params)) ||
+	                   !(sp->vals = calloc(nargs + 1, sizeof *sp->vals))))
 		s = rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
 	if (s == FZ_OK)
 		s = fill_launches(r, sp, cl);

@@ -5,7 +5,8 @@
  *
  *   driver.c  libcuda loaded at run time
  *   cache.c   the on-disk kernel cache
- *   jit.c     NVRTC -> cubin -> module, through the in-memory and disk caches
+ *   jit.c     a launch's entries: NVRTC -> cubin -> module, through the
+ *             in-memory and disk caches, on their first use
  *   api.c     contexts, programs, introspection, device memory
  *   launch.c  runs: bindings, per-size launch plans, launches, CUDA graphs
  *   call.c    a run bound and launched by position in one call (bindings)
@@ -31,10 +32,6 @@
 #define RT_GRAPH_AFTER 256
 /* RT_GRAPH_AFTER, or FUSEC_GRAPH_AFTER from the environment (read once). */
 int rt_graph_after(void);
-
-/* Bytes of a block's shared memory kept for the kernels' static shared
- * memory (codegen's reduction scratch is 256 bytes). */
-#define RT_STATIC_SMEM_RESERVE 1024
 
 /* A module loaded in a context, shared by every program with the same key. */
 typedef struct RtModule {
@@ -66,9 +63,10 @@ struct fz_context {
 struct fz_program {
 	Compilation *c;        /* graph, plan and module (the arena owns them) */
 	fz_compile_options opt;
-	fz_context *ctx;       /* where its module is loaded; NULL until JIT */
-	RtModule *module;
-	CUfunction *funcs;     /* per CgEntry */
+	fz_context *ctx;       /* where its entries are loaded; NULL until bound to one */
+	RtModule **modules;    /* the modules its entries were loaded from (a reference each) */
+	int nmodules, capmodules;
+	CUfunction *funcs;     /* per CgEntry: NULL until a launch first needs it (ctx->lock) */
 	unsigned *smem_optin;  /* per CgEntry: dynamic shared memory already allowed */
 	char err[RT_ERR_MAX];
 };
@@ -96,10 +94,13 @@ void rt_pop(void);
  * nothing on a one-GPU machine. */
 fz_status rt_check_device_ptr(fz_context *ctx, char *err, const char *what, const char *name, CUdeviceptr p);
 
-/* JIT p's CUDA C for ctx: key, in-memory table, disk cache, NVRTC, module
- * load, functions. On failure the message is in err. */
-fz_status rt_jit(fz_context *ctx, fz_program *p, char *err);
-/* Drop p's reference to its module. */
+/* Bind p to ctx: its entries will be loaded there (nothing is compiled). */
+fz_status rt_jit_bind(fz_context *ctx, fz_program *p, char *err);
+/* Load the entries of p marked in need that are not loaded yet (ctx
+ * current): one module of just those, from the context's table, the disk
+ * cache or NVRTC. On failure the message is in err. */
+fz_status rt_jit_entries(fz_program *p, const bool *need, char *err);
+/* Drop p's references to its modules. */
 void rt_jit_release(fz_program *p);
 /* Unload every module (context destruction). */
 void rt_jit_unload_all(fz_context *ctx);

@@ -30,7 +30,10 @@ static const char usage[] =
 	"\n"
 	"options (--opt=VALUE or --opt VALUE):\n"
 	"  --emit=STAGE   print a stage instead of CUDA C: tokens, ast, ir, fused, dot,\n"
-	"                 cuda (the default) or ptx (compiled by NVRTC, no GPU needed)\n"
+	"                 cuda (the default), ptx (compiled by NVRTC, no GPU needed) or\n"
+	"                 launch (each kernel's path, grid, block, memory; needs --dim)\n"
+	"  --dim N=SIZE   the sizes for --emit=launch; with cuda or ptx, only the\n"
+	"                 entries these sizes use\n"
 	"  --arch=sm_XY   target architecture for --emit=ptx (default sm_90)\n"
 	"  --no-fuse      one kernel per op, as eager PyTorch runs them\n"
 	"  --explain      say, for every edge of the graph that was not fused, why\n"
@@ -157,12 +160,16 @@ int cli_gpu_exit(fz_status s)
 
 /* ---- fusec FILE.fz ------------------------------------------------------------------- */
 
-enum { OPT_EMIT = 256, OPT_ARCH, OPT_NO_FUSE, OPT_EXPLAIN, OPT_VERSION };
+enum { OPT_EMIT = 256, OPT_ARCH, OPT_NO_FUSE, OPT_EXPLAIN, OPT_VERSION, OPT_DIM };
+
+enum { MAX_DIM_OPTIONS = 64 };
 
 typedef struct MainOptions {
 	const char *emit;
 	bool fuse, explain, version;
 	int major, minor;
+	const char *dimv[MAX_DIM_OPTIONS]; /* --dim NAME=SIZE */
+	int ndim;
 } MainOptions;
 
 /* sm_XY or compute_XY, where NVRTC compiles for XY (nvrtcGetSupportedArchs). */
@@ -190,6 +197,13 @@ static int main_option(void *ctx, int opt, const char *arg)
 	case OPT_NO_FUSE: o->fuse = false; return -1;
 	case OPT_EXPLAIN: o->explain = true; return -1;
 	case OPT_VERSION: o->version = true; return -1;
+	case OPT_DIM:
+		if (o->ndim == MAX_DIM_OPTIONS) {
+			cli_error("more than %d --dim options", MAX_DIM_OPTIONS);
+			return EXIT_USAGE;
+		}
+		o->dimv[o->ndim++] = arg;
+		return -1;
 	}
 	cli_error("internal error: option %d has no handler", opt);
 	return EXIT_ERROR;
@@ -200,8 +214,53 @@ static const struct {
 	PipeStage stage;
 } stages[] = {
 	{"tokens", STAGE_TOKENS}, {"ast", STAGE_AST},   {"ir", STAGE_IR},   {"fused", STAGE_FUSED},
-	{"dot", STAGE_FUSED},     {"cuda", STAGE_CUDA}, {"ptx", STAGE_CUDA},
+	{"dot", STAGE_FUSED},     {"cuda", STAGE_CUDA}, {"ptx", STAGE_CUDA},  {"launch", STAGE_CUDA},
 };
+
+/* --dim for --emit=launch (printed into sb), cuda and ptx: each kernel's
+ * launch for these sizes on the default device; returns the source of the
+ * entries they use, or NULL (printed) when a dim is unknown or missing. */
+static const char *sized_stage(Compilation *c, const MainOptions *o, StrBuf *sb)
+{
+	const Graph *g = &c->graph;
+	int64_t *dims = ARENA_ARRAY(c->arena, int64_t, g->ndims + 1);
+	for (int k = 0; k < g->ndims; k++)
+		dims[k] = -1;
+	for (int i = 0; i < o->ndim; i++) {
+		const char *v = o->dimv[i], *eq = strchr(v, '=');
+		int k = 0;
+		while (eq && k < g->ndims && (strlen(g->dims[k]) != (size_t)(eq - v) || strncmp(g->dims[k], v, (size_t)(eq - v))))
+			k++;
+		if (!eq || k == g->ndims) {
+			cli_error("--dim %s: expected NAME=SIZE, NAME a dim of the program", v);
+			return NULL;
+		}
+		long long size;
+		if (cli_parse_int("--dim", eq + 1, 0, 1LL << 62, &size) >= 0)
+			return NULL;
+		dims[k] = size;
+	}
+	for (int k = 0; k < g->ndims; k++)
+		if (dims[k] < 0) {
+			cli_error("dim '%s' has no size: pass --dim %s=SIZE", g->dims[k], g->dims[k]);
+			return NULL;
+		}
+	CgDevice dev = cg_default_device();
+	bool *want = ARENA_ARRAY(c->arena, bool, c->module.nentries + 1), launch = strcmp(o->emit, "launch") == 0;
+	if (launch)
+		cg_print_device(sb, &dev);
+	for (int k = 0; k < c->plan.nkernels; k++) {
+		CgLaunch l;
+		if (!cg_launch(&c->module, &c->plan, k, dims, &dev, &l)) {
+			cli_error("kernel '%s' cannot be launched for these sizes", c->plan.kernels[k].name);
+			return NULL;
+		}
+		want[l.entry] |= !l.empty;
+		if (launch)
+			cg_print_launch(sb, &c->module, &c->plan, k, &l);
+	}
+	return cg_module_source(&c->module, want, c->arena);
+}
 
 /* Print the stage asked for of a compilation. */
 static int emit(Compilation *c, const MainOptions *o)
@@ -209,6 +268,9 @@ static int emit(Compilation *c, const MainOptions *o)
 	StrBuf sb;
 	sb_init(&sb, c->arena);
 	int rc = EXIT_OK;
+	const char *source = c->module.source;
+	if (o->ndim > 0 && !(source = sized_stage(c, o, &sb)))
+		return EXIT_USAGE;
 	if (o->explain)
 		fuse_explain(&sb, &c->plan);
 	else if (strcmp(o->emit, "tokens") == 0)
@@ -222,10 +284,10 @@ static int emit(Compilation *c, const MainOptions *o)
 	else if (strcmp(o->emit, "dot") == 0)
 		fuse_print_dot(&sb, &c->plan);
 	else if (strcmp(o->emit, "cuda") == 0)
-		sb_puts(&sb, c->module.source);
-	else {
+		sb_puts(&sb, source);
+	else if (strcmp(o->emit, "ptx") == 0) {
 		RtNvrtcResult r;
-		if (!rt_nvrtc_compile(c->arena, c->module.source, c->graph.name, o->major, o->minor, false, &r)) {
+		if (!rt_nvrtc_compile(c->arena, source, c->graph.name, o->major, o->minor, false, &r)) {
 			fputs(r.message, stderr);
 			rc = EXIT_ERROR;
 		} else {
@@ -242,7 +304,8 @@ static int cmd_compile(int argc, char **argv)
 		{"emit", required_argument, NULL, OPT_EMIT}, {"arch", required_argument, NULL, OPT_ARCH},
 		{"no-fuse", no_argument, NULL, OPT_NO_FUSE}, {"explain", no_argument, NULL, OPT_EXPLAIN},
 		{"version", no_argument, NULL, OPT_VERSION}, {"help", no_argument, NULL, 'h'},
-		{"verbose", no_argument, NULL, 'v'},         {NULL, 0, NULL, 0},
+		{"verbose", no_argument, NULL, 'v'},         {"dim", required_argument, NULL, OPT_DIM},
+		{NULL, 0, NULL, 0},
 	};
 	MainOptions o = {.emit = "cuda", .fuse = true, .major = 9, .minor = 0};
 	int first, rc = cli_getopt(argc, argv, opts, "fusec", usage, main_option, &o, &first);
@@ -265,10 +328,14 @@ static int cmd_compile(int argc, char **argv)
 		if (strcmp(o.emit, stages[i].name) == 0)
 			si = (int)i;
 	if (si < 0) {
-		cli_error("unknown stage '%s' for --emit (tokens, ast, ir, fused, dot, cuda, ptx)", o.emit);
+		cli_error("unknown stage '%s' for --emit (tokens, ast, ir, fused, dot, cuda, ptx, launch)", o.emit);
 		return EXIT_USAGE;
 	}
 	PipeStage stop = stages[si].stage;
+	if ((o.ndim > 0 && stop != STAGE_CUDA) || (o.ndim == 0 && strcmp(o.emit, "launch") == 0)) {
+		cli_error(o.ndim ? "--dim goes with --emit=launch, cuda or ptx" : "--emit=launch needs the sizes: --dim NAME=SIZE");
+		return EXIT_USAGE;
+	}
 	if (o.explain && stop < STAGE_FUSED)
 		stop = STAGE_FUSED;
 	Compilation *c = cli_compile(argv[first], stop, o.fuse);

@@ -1,25 +1,30 @@
 /*
- * cg.h: CUDA C for a plan.
+ * cg.h: CUDA C for a plan, and the launch plan of each kernel.
  *
- * One self-contained source per plan (no includes beyond what NVRTC
- * provides), with extern "C" kernels named after the program and kernel.
- * Sizes are run-time arguments, so one compiled module serves every size.
+ * A kernel has one entry (an extern "C" function) per path it can take, and
+ * each entry contains the code of that path only:
  *
- * Entries: a pointwise kernel has one, `<kernel>_pw` (grid-stride over
- * vector chunks). A row kernel has one, `<kernel>_row`, which runs every row
- * schedule; cg_launch picks the schedule per call through the launch
- * geometry alone:
- *   blockDim.x   threads per row: 1..32 (warp or part of one, shuffles only,
- *                blockDim.y rows per block) or 64..1024 (a block per row)
- *   gridDim.y    blocks per row: 1, or S > 1 for split rows (the blocks of a
- *                row exchange partial results through the workspace and wait
- *                for each other, so they must be co-resident: `cooperative`)
- *   smem         dynamic shared memory: enough for the row cache (values a
- *                later pass needs, so the input is read once), or 0 (the
- *                cache is then in the workspace, in global memory)
- * Kernel arguments are the KParams in order (pointers, scalar inputs by value
- * in their storage format: f16/bf16 as 2-byte bit patterns, bool as 1 byte,
- * dims as int64), then for row entries the workspace pointer.
+ *   path        entry            what it does
+ *   POINTWISE   <kernel>_pw      elementwise: a grid-stride loop over chunks
+ *   REG         <kernel>_reg<K>  rows held in registers, K chunks a thread
+ *   ROW         <kernel>_row     a group of threads a row, the row cached in
+ *                                shared memory or in the workspace
+ *   SPLIT       <kernel>_split   several blocks a row (cooperative), their
+ *                                partial results through the workspace
+ *
+ * cg_launch decides, on the host and nowhere else, everything about a
+ * launch: the path, the geometry, the shared memory and the workspace, and
+ * the few values the kernel needs that depend on them (a split row's segment
+ * length, where the row cache and its slots are). The kernel receives those
+ * values as arguments (CgArg) and derives none of them, so the host and the
+ * kernel cannot disagree. Sizes are run-time arguments: one entry serves
+ * every size its path takes. The runtime JIT-compiles an entry on its first
+ * use, so a program compiles only the paths its sizes take.
+ *
+ * Kernel arguments are the entry's CgArgs in order: KParams (pointers,
+ * scalar inputs by value in their storage format: f16/bf16 as 2-byte bit
+ * patterns, bool as 1 byte, dims as int64), the workspace pointer, then the
+ * launch plan's values (long long each).
  */
 #ifndef FUSEC_CG_H
 #define FUSEC_CG_H
@@ -30,36 +35,64 @@ typedef struct CgDevice {
 	int cc_major, cc_minor;
 	int sm_count;
 	int max_threads_per_sm;
-	int smem_per_block_optin;   /* bytes of shared memory a block may ask for */
+	int smem_per_block_optin;    /* bytes of shared memory a block may have (static and dynamic) */
+	int smem_per_sm;             /* bytes of shared memory an SM has */
+	int smem_reserved_per_block; /* bytes the system keeps of an SM's shared memory per resident block */
 	int l2_bytes;
 } CgDevice;
 
 struct CgKernelInfo;            /* codegen's notes on a kernel, for cg_launch */
 
-/* A defaults for printing and tests: an H100-class device. */
+/* The default for printing and tests: an H100-class device. */
 CgDevice cg_default_device(void);
+
+typedef enum CgPath {
+	CG_PATH_POINTWISE,
+	CG_PATH_REG,
+	CG_PATH_ROW,
+	CG_PATH_SPLIT,
+	CG_NPATHS
+} CgPath;
+
+/* "pointwise", "reg", "row", "split" */
+const char *cg_path_name(CgPath path);
+
+/* Where a row kernel's row cache (values a later pass reads again) lives. */
+typedef enum CgCache {
+	CG_CACHE_NONE,     /* nothing to carry between passes, or in registers */
+	CG_CACHE_SHARED,   /* dynamic shared memory */
+	CG_CACHE_GLOBAL    /* the workspace (global memory, mostly L2) */
+} CgCache;
 
 typedef enum CgArgKind {
 	CGARG_PARAM,      /* the kernel's KParam `index` (pointer, scalar or dim) */
-	CGARG_WORKSPACE,  /* pointer to scratch device memory of `bytes` (split rows) */
+	CGARG_WORKSPACE,  /* pointer to the launch's workspace (CgLaunch.workspace bytes) */
+	CGARG_SEG,        /* elements of a row one block takes (split rows: a segment) */
+	CGARG_CSTRIDE,    /* bytes of one row's cache */
+	CGARG_CWS,        /* byte offset of the row caches in the workspace; -1: in shared memory */
+	CGARG_PARTIALS,   /* offset of split rows' partial results in the workspace (8-byte words) */
+	CGARG_SLOT,       /* byte offset of cache slot `index` in a row's cache */
 } CgArgKind;
 
 typedef struct CgArg {
 	CgArgKind kind;
 	int index;
-	int64_t bytes;
 } CgArg;
 
 typedef struct CgEntry {
 	const char *symbol;         /* extern "C" name in the module */
 	int kernel;                 /* Plan kernel id */
-	int schedule;               /* codegen's schedule id */
+	CgPath path;
+	int K;                      /* REG: chunks a thread holds (its compile-time class) */
 	CgArg *args;                /* the entry's arguments, in order */
 	int nargs;
+	const char *text;           /* its CUDA C (the prelude is not in it) */
+	uint64_t helpers;           /* the prelude pieces it uses (cgint.h: CGH_*) */
 } CgEntry;
 
 typedef struct CgModule {
-	const char *source;         /* the CUDA C */
+	const char *name;           /* the program's, as a C identifier */
+	const char *source;         /* the CUDA C of every entry, each introduced by when it is chosen */
 	CgEntry *entries;
 	int nentries;
 	const struct CgKernelInfo *kinfo; /* per plan kernel (private to codegen) */
@@ -68,15 +101,37 @@ typedef struct CgModule {
 
 bool cg_generate(const Plan *p, Arena *a, CgModule *out, Diag *d);
 
-/* How to launch kernel `k` for these dim values on this device: which entry,
- * grid, block, dynamic shared memory, and workspace bytes. The first
+/* The CUDA C of the entries marked in want (one flag per entry; NULL: all):
+ * the prelude pieces they use, then their text. What the runtime compiles. */
+const char *cg_module_source(const CgModule *m, const bool *want, Arena *a);
+
+/* Why cg_launch chose a path (printed by --emit=launch). */
+typedef enum CgRule {
+	CG_RULE_EMPTY,          /* nothing to do */
+	CG_RULE_PW_LIGHT,       /* pointwise: a block per 256 chunks */
+	CG_RULE_PW_HEAVY,       /* pointwise with long math: one resident wave */
+	CG_RULE_REG,            /* the row fits the register path */
+	CG_RULE_ROW_NO_REG,     /* ROW: the kernel has no register path (what it carries would not fit) */
+	CG_RULE_ROW_UNALIGNED,  /* ROW: the row length is not a positive multiple of V */
+	CG_RULE_ROW_LONG,       /* ROW: the row is longer than the register path holds */
+	CG_RULE_ROW_PREFETCH,   /* ROW: the register path's prefetch buffer would not fit */
+	CG_RULE_ROW_GLOBAL,     /* ROW: many rows too long to cache in shared memory */
+	CG_RULE_SPLIT_FEW,      /* too few rows to fill the device */
+	CG_RULE_SPLIT_LONG,     /* rows too long for one block's shared memory */
+	CG_RULE_FORCED          /* cg_launch_forced */
+} CgRule;
+
+/* How to launch kernel k for these dim values on this device. The first
  * workspace_zero bytes of the workspace must be zeroed before every launch
- * (zeroing all of it is correct too). Above 48 KiB of dynamic shared memory the
- * entry must be allowed it first (cuFuncSetAttribute). */
+ * (zeroing all of it is correct too). Above 48 KiB of dynamic shared memory
+ * the entry must be allowed it first (cuFuncSetAttribute). */
 typedef struct CgLaunch {
-	int entry;
+	int entry;                  /* index in CgModule.entries */
+	CgPath path;
+	CgCache cache;
+	CgRule rule;
 	unsigned grid[3], block[3];
-	unsigned smem;
+	unsigned smem;              /* dynamic shared memory, bytes */
 	int64_t workspace;          /* bytes of scratch memory (0 if none) */
 	int64_t workspace_zero;     /* how many leading bytes of it must be zero
 	                               before the launch (the rest is scratch) */
@@ -88,20 +143,38 @@ typedef struct CgLaunch {
 	                               once, each looping over the work: the caller
 	                               may cut it to what the compiled entry's
 	                               registers really let fit */
-	int schedule;               /* CG_SCHED_*, for --explain and tests */
+	int64_t rows, n;            /* row kernels: rows, and elements a row */
+	int64_t seg;                /* elements of a row one block takes */
+	int64_t cstride;            /* bytes of one row's cache (0: none) */
+	int64_t cws;                /* byte offset of the row caches in the workspace, or -1 */
+	int64_t partials;           /* word offset of split rows' partials in the workspace */
 } CgLaunch;
 
-/* The row schedules (CgLaunch.schedule); pointwise kernels say CG_SCHED_POINTWISE. */
-enum {
-	CG_SCHED_POINTWISE,
-	CG_SCHED_WARP,      /* a warp or part of one per row, the row cached on chip */
-	CG_SCHED_BLOCK,     /* a block per row, the row cached in shared memory */
-	CG_SCHED_LOOP,      /* a block per row re-reading global memory each pass */
-	CG_SCHED_SPLIT      /* several blocks per row, partial results in the workspace */
-};
-/* "pointwise", "warp", "block", "loop", "split" */
-const char *cg_schedule_name(int schedule);
-
 bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out);
+
+/* A launch of a given path and geometry, for tests: everything else (shared
+ * memory, workspace, the kernel's values) is completed as cg_launch does.
+ * false if kernel k has no such path or the path cannot take these sizes. */
+typedef struct CgForce {
+	CgPath path;
+	unsigned threads;           /* a row (G; pointwise: a block) */
+	unsigned rows;              /* a block (R) */
+	unsigned splits;            /* blocks a row (S, SPLIT) */
+	unsigned grid;              /* blocks (gridDim.x) */
+	bool global;                /* ROW, SPLIT: the row cache in the workspace */
+} CgForce;
+
+bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev,
+                      const CgForce *f, CgLaunch *out);
+
+/* The value of a launch-plan argument (CGARG_SEG ... CGARG_SLOT) of kernel
+ * k's launch l. */
+int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *a);
+
+/* --emit=launch: kernel k's launch l, its path and why, geometry, shared
+ * memory, workspace and the values the kernel receives. */
+void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const CgLaunch *l);
+/* The device line --emit=launch starts with. */
+void cg_print_device(StrBuf *sb, const CgDevice *dev);
 
 #endif

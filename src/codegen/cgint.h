@@ -1,13 +1,21 @@
 /*
  * cgint.h: what the files of the code generator share.
  *
- *   cg.c         cg_generate: checks the plan, runs the kernel emitters, and
- *                assembles the module (prelude first, then the kernels)
- *   prelude.c    the device helpers (fz_*), emitted only where used
- *   expr.c       names, comments, constants and the C expression of each op
- *   pointwise.c  pointwise kernels
- *   row.c        row kernels (reductions), one entry for every schedule
- *   launch.c     cg_launch: entry, grid, block, shared memory, workspace
+ *   cg.c          cg_generate: checks the plan, runs the kernel emitters,
+ *                 keeps each entry's text, and assembles module sources
+ *   writer.c      the indent-tracking writer every emitter writes through
+ *   prelude.c     the device helpers (fz_*), emitted only where used
+ *   expr.c        names, comments, constants and the C expression of each op
+ *   index.c       index arithmetic of broadcast operands
+ *   pointwise.c   pointwise kernels (the POINTWISE path)
+ *   row*.c        row kernels: row_plan.c plans a kernel once (passes, the
+ *                 row cache, prefetch), row_emit.c writes what every path
+ *                 shares (passes, reductions, per-row values), then one file
+ *                 per path: row_reg.c (REG), row_loop.c (ROW), row_split.c
+ *                 (SPLIT); rowint.h is what they share
+ *   launch.c      cg_launch: the rules that choose a path and its geometry,
+ *                 and the one place that completes a launch plan
+ *   launch_print.c  --emit=launch
  *
  * Generated code is in SSA style: the value of node N is `tN` (or an array
  * element where a loop computes V of them at once); no expression is nested
@@ -18,44 +26,78 @@
 
 #include "codegen/cg.h"
 
+/* Static shared memory of a row entry: fz_red, the block reductions' scratch
+ * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch
+ * plan counts it against a block's and an SM's shared memory. */
+enum { CG_RED_WORDS = 64 };
+
 /* What cg_launch needs about each plan kernel (CgModule.kinfo[k]). */
 struct CgKernelInfo {
 	KernelKind kind;
-	int entry;                     /* index in CgModule.entries */
+	int first_entry, nentries;     /* its entries in CgModule.entries */
 	int vec;                       /* elements per chunk (V): 16 bytes of the narrowest stream */
-	int max_threads;               /* the entry's __launch_bounds__ */
-	int nslots;                    /* row: shared-memory cache slots */
+	int max_threads;               /* its entries' __launch_bounds__ */
+	int static_smem;               /* bytes of static shared memory of its entries */
+	int nslots;                    /* row: row cache slots */
 	int *slot_bytes;               /* row: bytes per element of each slot */
 	int nred;                      /* row: most reductions finished in one pass */
 	int npasses;                   /* row: passes over each row, the epilogue included */
 	bool rowc_store;               /* row: writes per-row values (runs even when N = 0) */
-	int rk;                        /* row: chunks a thread holds in registers when a whole
-	                                  row fits (length a multiple of vec, one block or
-	                                  less a row); 0: no register path */
+	int rk;                        /* row: chunks a thread of the REG path holds (0: no REG path) */
 	bool heavy;                    /* long math (tanh, erf, sin, pow, ...) per element */
-	int pf_bytes;                  /* row: shared memory a thread of the register path
-	                                  copies its next row's chunks into (0: none) */
+	int pf_bytes;                  /* row: shared memory a thread of the REG path copies its
+	                                  next row's chunks into (0: no prefetch) */
 };
 
-/* Prelude pieces: which helpers the module uses. */
+/* Prelude pieces: which helpers an entry uses. */
 enum {
 	CGH_INT = 1u << 0,     /* wrapping integer arithmetic, division that never traps */
 	CGH_MINMAX = 1u << 1,  /* NaN-propagating minimum, maximum, clamp */
 	CGH_POW = 1u << 2,     /* pow, exact for integers */
 	CGH_ROUND = 1u << 3,   /* rounding to f16/bf16 (explicit casts) */
 	CGH_BCAST = 1u << 4,   /* loads of broadcast operands */
-	CGH_ROW = 1u << 5,     /* reductions, the row cache, split-row exchange */
+	CGH_ROW = 1u << 5,     /* row kernels: reductions, the row cache */
+	CGH_REG = 1u << 6,     /* rows held in registers, their prefetch */
+	CGH_SPLIT = 1u << 7,   /* split rows' exchange of partial results */
 };
 /* One bit per op for the math helpers fz_<name> (OC_MATH ops). */
 #define CGH_OP(op) (1ull << (8 + (int)(op)))
+
+/* ---- writer.c ------------------------------------------------------------- */
+
+/* Text with its indentation tracked: every line is indented to the current
+ * depth (tabs), braces open and close a level. */
+typedef struct CgW {
+	StrBuf *sb;
+	int depth;
+} CgW;
+
+void cw_init(CgW *w, StrBuf *sb, int depth);
+/* One line at the current depth. */
+void cw_line(CgW *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "TEXT {" at the current depth, then one level deeper. */
+void cw_open(CgW *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "{" on a line of its own (a function's body, a scope), then one level deeper. */
+void cw_begin(CgW *w);
+/* One level up, then "}". */
+void cw_close(CgW *w);
+/* One level deeper or up, for a statement under an if without braces. */
+void cw_in(CgW *w);
+void cw_out(CgW *w);
+/* "#pragma unroll" (preprocessor lines start in column 0). */
+void cw_unroll(CgW *w);
+/* Text already indented (another writer's), as it is. */
+void cw_append(CgW *w, const StrBuf *text);
 
 typedef struct Cg {
 	const Plan *p;
 	const Graph *g;
 	Arena *a;
 	Diag *d;
-	StrBuf *sb;                    /* the kernels' text (the prelude is prepended) */
-	uint64_t helpers;              /* CGH_* and CGH_OP(op) bits */
+	CgW *w;                        /* where the current entry's text goes */
+	CgModule *m;
+	int ecap;                      /* capacity of m->entries */
+	uint64_t helpers;              /* CGH_* and CGH_OP(op) bits of the current entry */
 	/* Scratch indexed by node, valid for the kernel being emitted. */
 	const char **vname;            /* how the current scope names a node's value */
 	int32_t *pin;                  /* PARAM_IN/PARAM_SCALAR index loading the node, or -1 */
@@ -63,7 +105,7 @@ typedef struct Cg {
 	int32_t stamp;
 	int32_t *ph;                   /* row kernels: reductions on the way from the leaves */
 	int32_t *lastread;             /* row kernels: last pass reading a cached value, -1 */
-	uint8_t *nflags;               /* row kernels: NK_* (row.c) */
+	uint8_t *nflags;               /* row kernels: NK_* (rowint.h) */
 	/* The kernel being emitted. */
 	const Kernel *k;
 	const char *kname;             /* its name as a C identifier */
@@ -71,6 +113,24 @@ typedef struct Cg {
 	int vec;
 	struct CgKernelInfo *info;
 } Cg;
+
+/* ---- cg.c ----------------------------------------------------------------- */
+
+/* Start entry `<kernel>_<suffix>` of the current kernel, of this path, with
+ * these arguments: its text goes to a writer of its own (c->w) and the
+ * helpers it uses are counted from here until cg_end_entry. */
+void cg_begin_entry(Cg *c, CgPath path, int K, const char *suffix, const CgArg *args, int nargs);
+void cg_end_entry(Cg *c);
+/* The current entry (between cg_begin_entry and cg_end_entry). */
+const CgEntry *cg_entry(const Cg *c);
+/* "extern "C" __global__ void ATTRS NAME(ARGS)" of the current entry, from
+ * its arguments (names: cg_param_name, fz_ws, and cg_arg_name for the
+ * launch plan's values). */
+void cg_entry_signature(Cg *c, const char *attrs);
+const char *cg_arg_name(Cg *c, const CgArg *a);
+/* The comment that opens the current entry: the kernel (what it computes),
+ * the path (how this entry runs it) and when cg_launch chooses it. */
+void cg_entry_header(Cg *c, const char *kernel, const char *path);
 
 /* ---- expr.c --------------------------------------------------------------- */
 
@@ -95,8 +155,6 @@ const char *cg_value(Cg *c, NodeId id);
 int32_t cg_new_stamp(Cg *c);
 /* An internal error: the plan is not what the code generator expects. */
 bool cg_internal(Cg *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Kernel parameter list "(const float *__restrict__ in_x, ...)". */
-void cg_signature(Cg *c, const Kernel *k, bool workspace);
 /* Record that `node` is loaded by parameter `i`, for every PARAM_IN/SCALAR. */
 void cg_bind_params(Cg *c, const Kernel *k);
 void cg_unbind_params(Cg *c, const Kernel *k);
@@ -123,9 +181,10 @@ int cg_runs(const Node *n, int r, const Dim *dom, int hi, CgRun *runs);
 /* Product of the kernel domain's dims lo .. hi-1 as a C expression. */
 const char *cg_extent(Cg *c, const Kernel *k, int lo, int hi);
 /* The offset of element `var` of an index space of axes 0 .. hi-1 in an
- * operand with these runs; its constants are declared now (named after px). */
+ * operand with these runs; its constants are declared now, in w (named after
+ * px). */
 const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
-                      const char *indent);
+                      CgW *w);
 /* Chunk width: 16 bytes of the narrowest per-element stream, at most 8. */
 int cg_vec_width(Cg *c, bool row);
 /* Alignment a streamed pointer of dtype t needs for chunks of vec elements. */
@@ -137,7 +196,15 @@ void cg_prelude(StrBuf *sb, uint64_t helpers);
 /* Whether the prelude defines fz_<name> for this op. */
 bool cg_has_math_helper(Op op);
 
-/* ---- pointwise.c, row.c ----------------------------------------------------- */
+/* ---- launch.c ------------------------------------------------------------- */
+
+/* One line saying when cg_launch chooses entry e (the comment above it). */
+const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a);
+/* The bytes of a row's cache for segments of len elements, and the offset of
+ * each slot in it (slot_off may be NULL): the layout the kernel is given. */
+int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slot_off);
+
+/* ---- pointwise.c, row_emit.c ---------------------------------------------- */
 
 bool cg_pointwise(Cg *c);
 bool cg_row(Cg *c);

@@ -330,27 +330,6 @@ const char *cg_node_expr(Cg *c, NodeId id)
 
 /* ---- signatures and parameters --------------------------------------------------- */
 
-void cg_signature(Cg *c, const Kernel *k, bool workspace)
-{
-	StrBuf *sb = c->sb;
-	sb_puts(sb, "(");
-	for (int i = 0; i < k->nparams; i++) {
-		const KParam *kp = &k->params[i];
-		sb_puts(sb, i ? ",\n\t" : "\n\t");
-		const char *name = cg_param_name(c, i);
-		fz_dtype t = kp->kind == PARAM_DIM ? FZ_I64 : (fz_dtype)c->g->nodes[kp->node].dtype;
-		switch (kp->kind) {
-		case PARAM_IN: sb_printf(sb, "const %s *__restrict__ %s", cg_store_type(t), name); break;
-		case PARAM_OUT: sb_printf(sb, "%s *__restrict__ %s", cg_store_type(t), name); break;
-		case PARAM_SCALAR: sb_printf(sb, "%s %s", cg_store_type(t), name); break;
-		case PARAM_DIM: sb_printf(sb, "long long %s", name); break;
-		}
-	}
-	if (workspace)
-		sb_printf(sb, "%sunsigned long long *__restrict__ fz_ws", k->nparams ? ",\n\t" : "\n\t");
-	sb_puts(sb, ")\n");
-}
-
 void cg_bind_params(Cg *c, const Kernel *k)
 {
 	for (int i = 0; i < k->nparams; i++) {

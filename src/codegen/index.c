@@ -50,7 +50,7 @@ const char *cg_extent(Cg *c, const Kernel *k, int lo, int hi)
 }
 
 const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
-                      const char *indent)
+                      CgW *w)
 {
 	StrBuf sb;
 	sb_init(&sb, c->a);
@@ -67,11 +67,11 @@ const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi,
 		const char *ext_n = arena_printf(c->a, "%s_e%d", px, i);
 		const char *str_n = arena_printf(c->a, "%s_s%d", px, i);
 		if (!innermost)
-			sb_printf(c->sb, "%sconst long long %s = %s;\n", indent, below, cg_extent(c, k, R->hi, hi));
+			cw_line(w, "const long long %s = %s;", below, cg_extent(c, k, R->hi, hi));
 		if (!outermost)
-			sb_printf(c->sb, "%sconst long long %s = %s;\n", indent, ext_n, ext);
+			cw_line(w, "const long long %s = %s;", ext_n, ext);
 		if (stride)
-			sb_printf(c->sb, "%sconst long long %s = %s;\n", indent, str_n, stride);
+			cw_line(w, "const long long %s = %s;", str_n, stride);
 		const char *idx = innermost ? var : arena_printf(c->a, "%s / %s", var, below);
 		const char *term = outermost ? idx : arena_printf(c->a, innermost ? "%s %% %s" : "(%s) %% %s", idx, ext_n);
 		if (stride)

@@ -1,39 +1,57 @@
 /*
  * launch.c: how to launch a kernel for given sizes on a given device.
  *
+ * Two steps. The rules (pointwise_rules, row_rules, split_rules) choose a
+ * path and its geometry: threads a row G, rows a block R, blocks a row S,
+ * the grid, where the row cache lives. Then complete() derives everything
+ * else from that choice, and is the only place that does: the entry, a
+ * split row's segment, the row cache's layout (cg_cache_layout), the
+ * shared memory, the workspace's layout and size, and the values the
+ * kernel receives for them (cg_launch_arg). Tests force a path and a
+ * geometry through the same complete() (cg_launch_forced), so what a test
+ * launches is what the runtime would.
+ *
+ * The rules, with the measurements behind them in docs/performance.md:
+ *
  * Pointwise: 256 threads a block, each taking V-element chunks in a
  * grid-stride loop: a block per 256 chunks for light kernels, no more blocks
- * than fill the device once for long math (launch_pointwise says why).
+ * than fill the device once for long math.
  *
- * Rows (one entry, schedules by geometry; see cg.h and row.c):
- *   - threads per row G: about 8 chunks (of V elements) a thread, a power of
- *     two up to the entry's limit, raised while the rows leave most of the
- *     device idle;
- *   - warp (G <= 32): 128 / G rows a block, reductions by shuffles only;
- *     block (G >= 64): a block a row;
- *   - the row cache in dynamic shared memory whenever the kernel has values
- *     to carry between passes and the row fits (up to the opt-in limit);
- *   - split (S blocks a row, cooperative, persistent: at most as many blocks
- *     as are sure to be resident) when rows are too few to fill the device
- *     and long enough to share, or too long to cache in one block's shared
- *     memory: each block caches its segment, in shared memory when it fits;
- *   - loop (a block a row, as many blocks as are resident, each with its row
- *     cache in the workspace) when even a split row would not fit, or split
- *     with the segments' caches in the workspace when rows are few.
- * Rows whose length is a multiple of V and at most 16 elements a thread of
- * the group (rk chunks) are held in registers (row.c's fz_reg): the group
- * is sized for them, and the shared memory is the prefetch buffer, where a
- * block's next row arrives while it computes one (so the grid is at most
- * the blocks resident at once, each looping over rows).
- * The shared-memory sizes follow the kernel's own formula (row.c), so the
- * kernel turns its cache on exactly when cg_launch gave it enough.
+ * Rows:
+ *   - threads per row G: about 8 chunks a thread (as many as the register
+ *     path holds, rk, where it applies), a power of two up to the entries'
+ *     thread bound, raised while the rows leave most of the device idle;
+ *     whole warps: G <= 32 takes 128 / G rows a block (shuffles only), a
+ *     larger G a block a row;
+ *   - REG, the row in registers, for rows of a positive multiple of V and at
+ *     most rk chunks a thread of the group (and, where the kernel prefetches,
+ *     a buffer that fits): no row cache; with prefetch, as many blocks as are
+ *     resident, each looping over rows;
+ *   - ROW otherwise: the row cache in dynamic shared memory when the kernel
+ *     carries values between passes and the row's fit (up to the opt-in
+ *     limit; where it limits the blocks an SM holds, more threads a row);
+ *     many rows too long for that: a block a row, as many blocks as are
+ *     resident, each with its row cache in the workspace;
+ *   - SPLIT (S blocks a row, cooperative, at most as many blocks as are sure
+ *     to be resident) when rows are too few to fill the device and long
+ *     enough to share, or too long to cache in one block's shared memory:
+ *     each block caches its segment, in shared memory when it fits.
+ *
+ * Shared memory is counted as the hardware does: a block's dynamic bytes
+ * plus its static ones (the entry's fz_red) within the opt-in limit, and in
+ * an SM's, each resident block with the system's reserve beside it.
  */
 #include "codegen/cgint.h"
 
 #include <limits.h>
 #include <string.h>
 
+/* The loop schedule's row caches in the workspace: at most this in all
+ * (fewer blocks for longer rows). */
+#define CG_LOOP_CACHE_MAX ((int64_t)1 << 30)
+
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 static int64_t pow2ceil(int64_t x)
 {
@@ -49,202 +67,368 @@ static int64_t dim_value(const Kernel *k, int ax, const int64_t *dims)
 	return dim_is_sym(d) ? dims[dim_sym(d)] : d;
 }
 
-/* Bytes of the row cache for a segment of `len` elements (row.c's formula). */
-static int64_t cache_bytes(const struct CgKernelInfo *ki, int64_t len)
+int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slot_off)
 {
 	int64_t lp = cdiv(len, ki->vec) * ki->vec, b = 0;
-	for (int s = 0; s < ki->nslots; s++)
-		b += cdiv(lp * ki->slot_bytes[s], 16) * 16;
+	for (int s = 0; s < ki->nslots; s++) {
+		if (slot_off)
+			slot_off[s] = b;
+		b += cdiv(lp * ki->slot_bytes[s], 16) * 16; /* each slot 16-byte aligned */
+	}
 	return b;
 }
 
-static int64_t seg_len(int64_t n, int64_t S, int vec)
+static int64_t seg_len(int64_t n, int64_t S, int vec) { return S <= 1 ? n : cdiv(cdiv(n, S), vec) * vec; }
+
+/* What the rules see: the kernel, the sizes and the device. */
+typedef struct Sizes {
+	const struct CgKernelInfo *ki;
+	int64_t rows, n, chunks;
+	int64_t sms, tps;          /* SMs, threads an SM */
+	int64_t optin;             /* dynamic shared memory a block may have */
+	int64_t smem_sm, per_block;/* shared memory an SM has; what a block costs it besides its dynamic bytes */
+	int tmax;                  /* the entries' thread bound */
+} Sizes;
+
+static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev)
 {
-	return S <= 1 ? n : cdiv(cdiv(n, S), vec) * vec;
+	Sizes z = {.ki = ki};
+	int optin = dev->smem_per_block_optin > 0 ? dev->smem_per_block_optin : 48 << 10;
+	int reserved = dev->smem_reserved_per_block > 0 ? dev->smem_reserved_per_block : 0;
+	z.sms = dev->sm_count > 0 ? dev->sm_count : 1;
+	z.tps = dev->max_threads_per_sm >= 1024 ? dev->max_threads_per_sm : 1024;
+	z.optin = optin - ki->static_smem;
+	z.smem_sm = dev->smem_per_sm > 0 ? dev->smem_per_sm : optin + reserved;
+	z.per_block = ki->static_smem + reserved;
+	z.tmax = ki->max_threads > 0 ? ki->max_threads : 512;
+	return z;
 }
 
-static void launch_pointwise(const struct CgKernelInfo *ki, int64_t n, const CgDevice *dev, CgLaunch *out)
+/* Blocks of `dyn` bytes of dynamic shared memory an SM holds. */
+static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm / (dyn + z->per_block); }
+
+/* ---- the choice ------------------------------------------------------------------------ */
+
+typedef struct Choice {
+	CgPath path;
+	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
+	int64_t G, R, S, grid;
+	bool resident;
+	CgRule rule;
+} Choice;
+
+static int find_entry(const CgModule *m, int k, CgPath path, int K)
+{
+	const struct CgKernelInfo *ki = &m->kinfo[k];
+	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++)
+		if (m->entries[e].path == path && (path != CG_PATH_REG || m->entries[e].K == K))
+			return e;
+	return -1;
+}
+
+/* The workspace of a row launch: split rows' counters (one per row group,
+ * zeroed before the launch) and two sets of partial results per group, then
+ * (16-byte aligned) the row caches of every group when they are not in
+ * shared memory. */
+static void row_workspace(const struct CgKernelInfo *ki, const Choice *ch, CgLaunch *out)
+{
+	int64_t gx = ch->grid, words = 0;
+	if (ch->path == CG_PATH_SPLIT) {
+		words = (gx + gx * 2 * ch->S * (ki->nred > 0 ? ki->nred : 1) + 1) / 2 * 2;
+		out->partials = gx;
+		out->workspace_zero = gx * 8;
+	}
+	out->cws = out->cache == CG_CACHE_GLOBAL ? words * 8 : -1;
+	out->workspace = words * 8 + (out->cache == CG_CACHE_GLOBAL ? gx * ch->S * ch->R * out->cstride : 0);
+}
+
+/* Everything a launch is, from the choice of path and geometry. false if
+ * the kernel has no such path or the path cannot run it so. */
+static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch, CgLaunch *out)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	out->entry = find_entry(m, k, ch->path, ki->rk);
+	out->path = ch->path;
+	out->rule = ch->rule;
+	out->resident = ch->resident;
+	out->grid[0] = (unsigned)min64(ch->grid, INT_MAX);
+	out->grid[1] = (unsigned)ch->S;
+	out->block[0] = (unsigned)ch->G;
+	out->block[1] = (unsigned)ch->R;
+	out->cws = -1;
+	if (out->entry < 0)
+		return false;
+	if (ch->path == CG_PATH_POINTWISE)
+		return true;
+	out->seg = seg_len(z->n, ch->S, ki->vec);
+	if (ch->path == CG_PATH_REG) {
+		out->smem = (unsigned)(ki->pf_bytes * ch->G * ch->R);
+		return ki->pf_bytes * ch->G * ch->R <= z->optin;
+	}
+	out->cache = ki->nslots > 0 ? ch->cache : CG_CACHE_NONE;
+	out->cstride = cg_cache_layout(ki, out->seg, NULL);
+	out->cooperative = ch->path == CG_PATH_SPLIT;
+	if (out->cache == CG_CACHE_SHARED)
+		out->smem = (unsigned)min64(out->cstride * ch->R, UINT_MAX);
+	row_workspace(ki, ch, out);
+	return out->cstride * (out->cache == CG_CACHE_SHARED ? ch->R : 0) <= z->optin;
+}
+
+/* ---- the rules --------------------------------------------------------------------- */
+
+static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, const CgDevice *dev, Choice *ch)
 {
 	int64_t chunks = cdiv(n, ki->vec);
 	int64_t block = chunks < 256 ? cdiv(chunks, 32) * 32 : 256;
 	int64_t tps = dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 2048;
 	int64_t resident = (int64_t)(dev->sm_count > 0 ? dev->sm_count : 1) * (tps / 256 > 0 ? tps / 256 : 1);
-	int64_t grid = cdiv(chunks, block);
+	*ch = (Choice){.path = CG_PATH_POINTWISE, .G = block, .R = 1, .S = 1, .grid = cdiv(chunks, block),
+	               .rule = CG_RULE_PW_LIGHT};
 	/* Long math (gelu's tanhf): one resident wave, each thread looping
 	 * over chunks, amortises a thread's setup (H200, gelu_tanh 64Mi: 147 us
 	 * against 153 with a block a 256 chunks). Light kernels: a block per
 	 * 256 chunks, which the hardware hands out as SMs free up
 	 * (add_scale_bias_relu 64Mi: 244 us against 254). */
-	if (ki->heavy && grid > resident) {
-		grid = resident;
-		out->resident = true;
+	if (ki->heavy && ch->grid > resident) {
+		ch->grid = resident;
+		ch->resident = true;
+		ch->rule = CG_RULE_PW_HEAVY;
 	}
-	out->grid[0] = (unsigned)(grid < INT_MAX ? grid : INT_MAX);
-	out->block[0] = (unsigned)block;
-	out->schedule = CG_SCHED_POINTWISE;
 }
 
-typedef struct RowSizes {
-	int64_t rows, n, chunks;
-	int64_t sms, tps, optin, smem_sm;
-	int tmax;
-} RowSizes;
-
-/* The workspace (row.c's layout, in 8-byte words): a counter per row group,
- * two sets of partial results per group, then (16-byte aligned) the row
- * caches of every group when they are not in shared memory. */
-static void set_workspace(const struct CgKernelInfo *ki, int64_t gx, int64_t S, int64_t R, int64_t cache, CgLaunch *out)
+/* Split rows over S blocks each. false if not worth it. */
+static bool split_rules(const Sizes *z, bool few, Choice *ch)
 {
-	int64_t words = (gx + gx * 2 * S * (ki->nred > 0 ? ki->nred : 1) + 1) / 2 * 2;
-	out->workspace = S > 1 || cache > 0 ? words * 8 + gx * S * R * cache : 0;
-}
-
-/* Split rows over S blocks each (cooperative). false if not worth it. */
-static bool launch_split(const struct CgKernelInfo *ki, const RowSizes *z, bool few, CgLaunch *out)
-{
-	int64_t T = ki->max_threads < 512 ? ki->max_threads : 512;
+	const struct CgKernelInfo *ki = z->ki;
+	int64_t T = z->tmax < 512 ? z->tmax : 512;
 	/* blocks sure to be resident: threads, and registers (the entry is
-	 * compiled for max_threads threads, so T-thread blocks fit that many) */
-	int64_t bps = z->tps / T < ki->max_threads / T ? z->tps / T : ki->max_threads / T;
-	if (bps < 1)
-		bps = 1;
-	int64_t budget = z->smem_sm / bps - 1024;
-	if (budget > z->optin)
-		budget = z->optin;
-	int64_t cap = z->sms * bps;
-	int64_t S = 1;
-	if (few)
-		S = cdiv(cap, z->rows);
-	int64_t most = cdiv(z->chunks, 2 * T); /* at least two chunks a thread */
-	if (S > most)
-		S = most;
-	if (ki->nslots > 0)
-		while (S < cap && cache_bytes(ki, seg_len(z->n, S, ki->vec)) > budget)
-			S++;
-	if (S > cap)
-		S = cap;
-	if (S > 65535)
-		S = 65535;
-	int64_t cb = cache_bytes(ki, seg_len(z->n, S, ki->vec));
+	 * compiled for tmax threads, so T-thread blocks fit that many) */
+	int64_t bps = min64(z->tps / T, z->tmax / T);
+	bps = bps < 1 ? 1 : bps;
+	int64_t budget = min64(z->smem_sm / bps - z->per_block, z->optin);
+	int64_t cap = z->sms * bps, S = few ? cdiv(cap, z->rows) : 1;
+	S = min64(S, cdiv(z->chunks, 2 * T)); /* at least two chunks a thread */
+	while (ki->nslots > 0 && S < cap && cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL) > budget)
+		S++;
+	S = min64(min64(S, cap), 65535);
+	int64_t cb = cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL);
 	/* many rows too long for a block: split if the device's shared memory
-	 * can hold one (else the loop schedule, a row a block with its cache in
-	 * global memory) */
+	 * can hold one (else a block a row with its cache in the workspace) */
 	if (S < 2 || (!few && cb > budget))
 		return false;
-	int64_t gx = cap / S < z->rows ? cap / S : z->rows;
-	out->grid[0] = (unsigned)gx;
-	out->grid[1] = (unsigned)S;
-	out->block[0] = (unsigned)T;
-	out->smem = cb <= budget ? (unsigned)cb : 0;
-	set_workspace(ki, gx, S, 1, out->smem ? 0 : cb, out);
-	out->workspace_zero = gx * 8; /* the counters */
-	out->cooperative = true;
-	out->schedule = CG_SCHED_SPLIT;
+	*ch = (Choice){.path = CG_PATH_SPLIT, .cache = cb <= budget ? CG_CACHE_SHARED : CG_CACHE_GLOBAL, .G = T, .R = 1,
+	               .S = S, .grid = min64(cap / S, z->rows), .rule = few ? CG_RULE_SPLIT_FEW : CG_RULE_SPLIT_LONG};
 	return true;
 }
 
-static bool launch_row(const struct CgKernelInfo *ki, const Kernel *k, const int64_t *dims, const CgDevice *dev,
-                       CgLaunch *out)
+/* Many rows too long to cache on chip: a block a row, as many blocks as are
+ * resident, each with its row cache in the workspace. */
+static void global_rules(const Sizes *z, int64_t cb, Choice *ch)
 {
-	RowSizes z;
-	z.rows = 1;
-	for (int ax = 0; ax + 1 < k->rank; ax++)
-		z.rows *= dim_value(k, ax, dims);
-	z.n = dim_value(k, k->rank - 1, dims);
-	if (z.rows == 0 || (z.n == 0 && !ki->rowc_store)) {
-		out->empty = true;
-		return true;
-	}
-	z.chunks = cdiv(z.n, ki->vec);
-	z.sms = dev->sm_count > 0 ? dev->sm_count : 1;
-	z.tps = dev->max_threads_per_sm >= 1024 ? dev->max_threads_per_sm : 1024;
-	z.optin = dev->smem_per_block_optin > 0 ? dev->smem_per_block_optin : 48 << 10;
-	z.smem_sm = z.optin + 1024;
-	z.tmax = ki->max_threads > 0 ? ki->max_threads : 512;
+	int64_t bps = z->tps / z->tmax > 0 ? z->tps / z->tmax : 1;
+	int64_t gx = min64(z->sms * bps, z->rows);
+	while (gx > 1 && gx * cb > CG_LOOP_CACHE_MAX)
+		gx /= 2;
+	*ch = (Choice){.path = CG_PATH_ROW, .cache = CG_CACHE_GLOBAL, .G = z->tmax, .R = 1, .S = 1, .grid = gx,
+	               .rule = CG_RULE_ROW_GLOBAL};
+}
 
-	/* about 8 chunks a thread, or as many as the register path holds */
-	int64_t G = pow2ceil(cdiv(z.chunks, ki->rk > 0 ? ki->rk : 8));
-	if (G > z.tmax)
-		G = z.tmax;
-	while (G < z.tmax && G < z.chunks && z.rows * G < z.sms * z.tps / 2)
+/* Threads a row: about 8 chunks a thread, or as many as the register path
+ * holds, more while the rows leave the device half idle. */
+static int64_t group_size(const Sizes *z)
+{
+	int64_t G = pow2ceil(cdiv(z->chunks, z->ki->rk > 0 ? z->ki->rk : 8));
+	G = min64(G, z->tmax);
+	while (G < z->tmax && G < z->chunks && z->rows * G < z->sms * z->tps / 2)
 		G *= 2;
-	bool few = z.rows * G < z.sms * z.tps / 2 && z.chunks >= 4 * (int64_t)z.tmax;
-	/* the row in registers (the kernel's fz_reg): no row cache, but the
-	 * prefetch buffer for the next row (pf_bytes a thread of the block) */
-	int64_t pf = ki->pf_bytes * (G <= 32 ? 128 : G);
-	bool reg = ki->rk > 0 && z.n % ki->vec == 0 && z.n <= G * ki->rk * ki->vec && pf <= z.optin;
-	int64_t cb = reg ? 0 : cache_bytes(ki, z.n);
-	/* where the row cache limits the blocks an SM holds, spread a row over
-	 * more threads: at least 1024 threads an SM keep enough loads in flight */
-	while (G >= 32 && G < z.tmax && 2 * G <= z.chunks && cb > 0 && cb <= z.optin &&
-	       z.smem_sm / (cb * (G == 32 ? 4 : 1) + 1024) * (G == 32 ? 128 : G) < 1024)
+	return G;
+}
+
+/* Whether the register path takes these rows with G threads a row, and if
+ * not, why (the rule of the ROW path). */
+static CgRule reg_rule(const Sizes *z, int64_t G)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	if (ki->rk == 0)
+		return CG_RULE_ROW_NO_REG;
+	if (z->n == 0 || z->n % ki->vec != 0)
+		return CG_RULE_ROW_UNALIGNED;
+	if (z->n > G * ki->rk * ki->vec)
+		return CG_RULE_ROW_LONG;
+	if (ki->pf_bytes * (G <= 32 ? 128 : G) > z->optin)
+		return CG_RULE_ROW_PREFETCH;
+	return CG_RULE_REG;
+}
+
+/* Where the row cache limits the blocks an SM holds, spread a row over more
+ * threads: at least 1024 threads an SM keep enough loads in flight. */
+static int64_t widen(const Sizes *z, int64_t G, int64_t cb)
+{
+	while (G >= 32 && G < z->tmax && 2 * G <= z->chunks && cb > 0 && cb <= z->optin &&
+	       blocks_by_smem(z, cb * (G == 32 ? 4 : 1)) * (G == 32 ? 128 : G) < 1024)
 		G *= 2;
-	bool too_long = ki->nslots > 0 && cb > z.optin;
-	if (ki->npasses > 1 && (few || too_long) && launch_split(ki, &z, few, out))
-		return true;
-	if (too_long) { /* loop: a block a row, the row cache in the workspace */
-		int64_t bps = z.tps / z.tmax > 0 ? z.tps / z.tmax : 1;
-		int64_t gx = z.sms * bps < z.rows ? z.sms * bps : z.rows;
-		while (gx > 1 && gx * cb > ((int64_t)1 << 30)) /* at most 1 GiB of cache */
-			gx /= 2;
-		out->block[0] = (unsigned)z.tmax;
-		out->grid[0] = (unsigned)gx;
-		set_workspace(ki, gx, 1, 1, cb, out);
-		out->schedule = CG_SCHED_LOOP;
-		return true;
+	return G;
+}
+
+/* With prefetch, blocks loop over rows, as many as threads and shared
+ * memory let an SM hold (the runtime cuts that to what the entry's
+ * registers allow: `resident`). */
+static void prefetch_grid(const Sizes *z, Choice *ch)
+{
+	int64_t bps = min64(z->tps / (ch->G * ch->R), blocks_by_smem(z, z->ki->pf_bytes * ch->G * ch->R));
+	bps = bps > 32 ? 32 : bps < 1 ? 1 : bps;
+	ch->grid = min64(ch->grid, z->sms * bps);
+	ch->resident = true;
+}
+
+static void row_rules(const Sizes *z, Choice *ch)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	int64_t G = group_size(z);
+	bool few = z->rows * G < z->sms * z->tps / 2 && z->chunks >= 4 * (int64_t)z->tmax;
+	CgRule rule = reg_rule(z, G);
+	bool reg = rule == CG_RULE_REG;
+	int64_t cb = reg ? 0 : cg_cache_layout(ki, z->n, NULL);
+	G = widen(z, G, cb);
+	bool too_long = ki->nslots > 0 && cb > z->optin;
+	if (ki->npasses > 1 && (few || too_long) && split_rules(z, few, ch))
+		return;
+	if (too_long) {
+		global_rules(z, cb, ch);
+		return;
 	}
 	/* whole warps (shuffles name all 32 lanes): 32 to 128 threads of
 	 * G-thread groups; groups past the last row idle */
 	int64_t R = G <= 32 ? 128 / G : 1;
-	while (G * R > 32 && cb * R > z.optin)
+	while (G * R > 32 && cb * R > z->optin)
 		R /= 2;
-	int64_t grid = cdiv(z.rows, R);
-	if (reg && pf > 0) {
-		/* prefetching: blocks loop over rows, as many as threads and
-		 * shared memory let an SM hold (the runtime cuts that to what
-		 * the entry's registers allow: `resident`) */
-		int64_t T = G * R, bps = z.tps / T;
-		if (z.smem_sm / (pf + 1024) < bps)
-			bps = z.smem_sm / (pf + 1024);
-		if (bps > 32)
-			bps = 32;
-		if (bps < 1)
-			bps = 1;
-		if (grid > z.sms * bps)
-			grid = z.sms * bps;
-		out->resident = true;
+	if (cb * R > z->optin) { /* a warp's rows (short, but many values cached) do not fit */
+		global_rules(z, cb, ch);
+		return;
 	}
-	out->block[0] = (unsigned)G;
-	out->block[1] = (unsigned)R;
-	out->grid[0] = (unsigned)(grid < INT_MAX ? grid : INT_MAX);
-	out->smem = (unsigned)(reg ? pf : cb * R);
-	out->schedule = G <= 32 ? CG_SCHED_WARP : CG_SCHED_BLOCK;
-	return true;
+	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1,
+	               .grid = cdiv(z->rows, R), .rule = rule};
+	if (reg && ki->pf_bytes > 0)
+		prefetch_grid(z, ch);
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+/* The common start: checks, sizes, and empty launches. 1: go on, 0: done
+ * (empty), -1: cannot launch. */
+static int start(const CgModule *m, const Plan *p, int k, const int64_t *dims, CgLaunch *out, int64_t *numel)
+{
+	memset(out, 0, sizeof *out);
+	out->cws = -1;
+	for (int i = 0; i < 3; i++)
+		out->grid[i] = out->block[i] = 1;
+	if (!m || !p || k < 0 || k >= p->nkernels || !m->kinfo || k >= m->nkernels)
+		return -1;
+	const Kernel *kn = &p->kernels[k];
+	for (int ax = 0; ax < kn->rank; ax++)
+		if (dim_value(kn, ax, dims) < 0)
+			return -1;
+	if (!ir_numel(kn->rank, kn->domain, dims, numel))
+		return -1;
+	out->entry = m->kinfo[k].first_entry;
+	out->path = m->entries[out->entry].path;
+	if (kn->kind == KERNEL_ROW) {
+		out->rows = 1;
+		for (int ax = 0; ax + 1 < kn->rank; ax++)
+			out->rows *= dim_value(kn, ax, dims);
+		out->n = dim_value(kn, kn->rank - 1, dims);
+		out->empty = out->rows == 0 || (out->n == 0 && !m->kinfo[k].rowc_store);
+	} else {
+		out->empty = *numel == 0;
+	}
+	return out->empty ? 0 : 1;
 }
 
 bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out)
 {
-	memset(out, 0, sizeof *out);
-	if (!m || !p || !dev || k < 0 || k >= p->nkernels || !m->kinfo || k >= m->nkernels)
-		return false;
-	const Kernel *kn = &p->kernels[k];
+	int64_t numel;
+	int s = start(m, p, k, dims, out, &numel);
+	if (s <= 0 || !dev)
+		return s == 0;
 	const struct CgKernelInfo *ki = &m->kinfo[k];
-	out->entry = ki->entry;
-	for (int i = 0; i < 3; i++)
-		out->grid[i] = out->block[i] = 1;
-	for (int ax = 0; ax < kn->rank; ax++)
-		if (dim_value(kn, ax, dims) < 0)
-			return false;
-	int64_t n;
-	if (!ir_numel(kn->rank, kn->domain, dims, &n))
-		return false;
-	if (kn->kind == KERNEL_POINTWISE) {
-		if (n == 0) {
-			out->empty = true;
-			return true;
-		}
-		launch_pointwise(ki, n, dev, out);
-		return true;
+	Sizes z = sizes(ki, dev);
+	z.rows = out->rows;
+	z.n = out->n;
+	z.chunks = cdiv(z.n, ki->vec);
+	Choice ch;
+	if (ki->kind == KERNEL_POINTWISE)
+		pointwise_rules(ki, numel, dev, &ch);
+	else
+		row_rules(&z, &ch);
+	CgLaunch l = *out;
+	return complete(m, k, &z, &ch, &l) && (*out = l, true);
+}
+
+bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev,
+                      const CgForce *f, CgLaunch *out)
+{
+	int64_t numel;
+	int s = start(m, p, k, dims, out, &numel);
+	if (s <= 0 || !dev)
+		return s == 0;
+	const struct CgKernelInfo *ki = &m->kinfo[k];
+	Sizes z = sizes(ki, dev);
+	z.rows = out->rows;
+	z.n = out->n;
+	z.chunks = cdiv(z.n, ki->vec);
+	Choice ch = {.path = f->path, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
+	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
+	             .rule = CG_RULE_FORCED};
+	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
+	bool ok = ch.G > 0 && (ch.G & (ch.G - 1)) == 0 && warps && ch.G * ch.R <= ki->max_threads && ch.grid > 0;
+	if (f->path == CG_PATH_REG)
+		ok = ok && reg_rule(&z, ch.G) == CG_RULE_REG;
+	if (f->path != CG_PATH_SPLIT)
+		ok = ok && ch.S == 1;
+	CgLaunch l = *out;
+	return ok && (ki->kind == KERNEL_ROW) == (f->path != CG_PATH_POINTWISE) && complete(m, k, &z, &ch, &l) &&
+	       (*out = l, true);
+}
+
+int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *a)
+{
+	switch (a->kind) {
+	case CGARG_SEG: return l->seg;
+	case CGARG_CSTRIDE: return l->cstride;
+	case CGARG_CWS: return l->cws;
+	case CGARG_PARTIALS: return l->partials;
+	case CGARG_SLOT: {
+		const struct CgKernelInfo *ki = &m->kinfo[k];
+		int64_t lp = cdiv(l->seg, ki->vec) * ki->vec, off = 0;
+		for (int s = 0; s < a->index && s < ki->nslots; s++)
+			off += cdiv(lp * ki->slot_bytes[s], 16) * 16;
+		return off;
 	}
-	return launch_row(ki, kn, dims, dev, out);
+	case CGARG_PARAM:
+	case CGARG_WORKSPACE: break;
+	}
+	return -1; /* not a value of the launch plan */
+}
+
+/* ---- when each entry is chosen ------------------------------------------------------- */
+
+const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
+{
+	const struct CgKernelInfo *ki = &m->kinfo[e->kernel];
+	int V = ki->vec;
+	switch (e->path) {
+	case CG_PATH_POINTWISE:
+		return "Chosen always: a block per 256 chunks, or one resident wave for long math.";
+	case CG_PATH_REG:
+		return arena_printf(a, "Chosen for rows of a positive multiple of %d elements, at most %d a thread of a "
+		                       "group (%d a row), unless split.", V, e->K * V, e->K * V * ki->max_threads);
+	case CG_PATH_ROW:
+		return "Chosen for the rows the register path cannot hold; the row cache in the workspace for many rows "
+		       "too long for shared memory.";
+	case CG_PATH_SPLIT:
+		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
+		       "shared memory.";
+	case CG_NPATHS: break;
+	}
+	return "Never chosen.";
 }

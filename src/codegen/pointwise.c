@@ -68,19 +68,23 @@ static int32_t mark_needed(Cg *c, const Kernel *k)
 
 static void emit_header(Cg *c, const Kernel *k, int vec)
 {
-	sb_printf(c->sb, "\n// ---- kernel %s: pointwise over %s, %d elements a chunk\n", k->name,
-	          ir_shape_str(c->a, c->g, k->rank, k->domain), vec);
-	sb_printf(c->sb, "extern \"C\" __global__ void __launch_bounds__(256) %s_pw", c->kname);
-	cg_signature(c, k, false);
-	sb_puts(c->sb, "{\n");
+	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + 1);
+	for (int i = 0; i < k->nparams; i++)
+		args[i] = (CgArg){CGARG_PARAM, i};
+	cg_begin_entry(c, CG_PATH_POINTWISE, 0, "pw", args, k->nparams);
+	cg_entry_header(c, arena_printf(c->a, "pointwise over %s, %d elements a chunk",
+	                                ir_shape_str(c->a, c->g, k->rank, k->domain), vec),
+	                "a grid-stride loop over the chunks, vector accesses where aligned");
+	cg_entry_signature(c, "__launch_bounds__(256)");
+	cw_begin(c->w);
 }
 
 /* Before the loop: the element count, broadcast offsets, the vector test and
  * the scalar operands. */
 static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, int vec)
 {
-	StrBuf *sb = c->sb;
-	sb_printf(sb, "\tconst long long fz_n = %s;\n", cg_extent(c, k, 0, k->rank));
+	CgW *w = c->w;
+	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, 0, k->rank));
 	StrBuf cond;
 	sb_init(&cond, c->a);
 	for (int i = 0; i < k->nparams; i++) {
@@ -90,14 +94,14 @@ static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, int vec)
 		const Node *n = &c->g->nodes[kp->node];
 		const char *name = cg_param_name(c, i);
 		if (kp->kind == PARAM_SCALAR) {
-			sb_printf(sb, "\tconst %s t%d = fz_in(%s);\n", cg_compute_type((fz_dtype)n->dtype), kp->node, name);
+			cw_line(w, "const %s t%d = fz_in(%s);", cg_compute_type((fz_dtype)n->dtype), kp->node, name);
 			c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
 			continue;
 		}
 		if (!classify(c, k, i, &opd[i]))
 			return false;
 		if (kp->kind == PARAM_IN && opd[i].kind == OPD_SCALAR) {
-			sb_printf(sb, "\tconst %s t%d = fz_in(%s[0]);\n", cg_compute_type((fz_dtype)n->dtype), kp->node, name);
+			cw_line(w, "const %s t%d = fz_in(%s[0]);", cg_compute_type((fz_dtype)n->dtype), kp->node, name);
 			c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
 			continue;
 		}
@@ -108,54 +112,47 @@ static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, int vec)
 			c->helpers |= CGH_BCAST;
 			const CgRun *in = &opd[i].runs[0];
 			contig = in->kept;
-			sb_printf(sb, "\t// %s broadcasts: %s in %s\n", name, ir_shape_str(c->a, c->g, n->rank, n->shape),
+			cw_line(w, "// %s broadcasts: %s in %s", name, ir_shape_str(c->a, c->g, n->rank, n->shape),
 			          ir_shape_str(c->a, c->g, k->rank, k->domain));
 			const char *px = arena_printf(c->a, "fz_o%d", i);
-			const char *off = cg_offset(c, k, opd[i].runs, opd[i].nruns, k->rank, px, "i", "\t");
-			sb_printf(sb, "\tauto %s = [=](long long i) { return %s; };\n", px, off);
+			const char *off = cg_offset(c, k, opd[i].runs, opd[i].nruns, k->rank, px, "i", w);
+			cw_line(w, "auto %s = [=](long long i) { return %s; };", px, off);
 			sb_printf(&cond, "%s(%s) %% %d == 0", cond.len ? " && " : "", cg_extent(c, k, in->lo, in->hi), vec);
 		}
 		if (contig)
 			sb_printf(&cond, "%sfz_aligned(%s, %d)", cond.len ? " && " : "", name, cg_vec_align(vec, (fz_dtype)n->dtype));
 	}
-	sb_printf(sb, "\tconst bool fz_vec = %s;\n", cond.len ? sb_str(&cond) : "true");
+	cw_line(w, "const bool fz_vec = %s;", cond.len ? sb_str(&cond) : "true");
 	return true;
 }
 
-static bool emit_body(Cg *c, const Kernel *k, PwOpd *opd, int vec, int32_t need)
+/* A chunk's loads of the streamed inputs (full or broadcast). */
+static void emit_loads(Cg *c, const Kernel *k, const PwOpd *opd, int vec)
 {
-	StrBuf *sb = c->sb;
-	sb_printf(sb, "\tconst long long fz_step = (long long)gridDim.x * blockDim.x * %d;\n", vec);
-	sb_printf(sb, "\tfor (long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; i0 < fz_n; i0 += "
-	              "fz_step) {\n", vec);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_IN || opd[i].kind == OPD_SCALAR || c->pin[kp->node] != i)
 			continue;
 		const Node *n = &c->g->nodes[kp->node];
 		const char *name = cg_param_name(c, i);
-		sb_printf(sb, "\t\t%s l%d[%d];\n", cg_compute_type((fz_dtype)n->dtype), kp->node, vec);
+		cw_line(c->w, "%s l%d[%d];", cg_compute_type((fz_dtype)n->dtype), kp->node, vec);
 		if (opd[i].kind == OPD_FULL)
-			sb_printf(sb, "\t\tfz_ld(l%d, %s, i0, fz_n, fz_vec);\n", kp->node, name);
+			cw_line(c->w, "fz_ld(l%d, %s, i0, fz_n, fz_vec);", kp->node, name);
 		else
-			sb_printf(sb, "\t\tfz_ldb<%s>(l%d, %s, i0, fz_n, fz_vec, fz_o%d);\n", opd[i].runs[0].kept ? "true" : "false",
-			          kp->node, name, i);
+			cw_line(c->w, "fz_ldb<%s>(l%d, %s, i0, fz_n, fz_vec, fz_o%d);", opd[i].runs[0].kept ? "true" : "false",
+			        kp->node, name, i);
 		c->vname[kp->node] = arena_printf(c->a, "l%d[u]", kp->node);
 	}
-	int32_t outs = cg_new_stamp(c);
-	for (int i = 0; i < k->nparams; i++) {
-		const KParam *kp = &k->params[i];
-		if (kp->kind != PARAM_OUT || c->mark[kp->node] == outs)
-			continue;
-		c->mark[kp->node] = outs;
-		sb_printf(sb, "\t\t%s s%d[%d];\n", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, vec);
-	}
-	sb_printf(sb, "#pragma unroll\n\t\tfor (int u = 0; u < %d; u++) {\n", vec);
+}
+
+/* The u-loop: every needed node of the chunk's V elements, into s<out>[u]. */
+static bool emit_elements(Cg *c, const Kernel *k, int vec, int32_t need, int32_t outs)
+{
+	cw_unroll(c->w);
+	cw_open(c->w, "for (int u = 0; u < %d; u++)", vec);
 	for (int i = 0; i < k->nnodes; i++) {
 		NodeId id = k->nodes[i];
-		if (c->mark[id] != need && c->mark[id] != outs)
-			continue;
-		if (cg_is_leaf(c, id))
+		if ((c->mark[id] != need && c->mark[id] != outs) || cg_is_leaf(c, id))
 			continue;
 		const Node *n = &c->g->nodes[id];
 		if (ir_ops[n->op].cls == OC_REDUCE)
@@ -163,7 +160,7 @@ static bool emit_body(Cg *c, const Kernel *k, PwOpd *opd, int vec, int32_t need)
 		const char *e = cg_node_expr(c, id);
 		if (!e)
 			return false;
-		sb_printf(sb, "\t\t\tconst %s t%d = %s; // %s\n", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
+		cw_line(c->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
 		c->vname[id] = arena_printf(c->a, "t%d", id);
 	}
 	int32_t done = cg_new_stamp(c);
@@ -172,15 +169,36 @@ static bool emit_body(Cg *c, const Kernel *k, PwOpd *opd, int vec, int32_t need)
 		if (kp->kind != PARAM_OUT || c->mark[kp->node] == done)
 			continue;
 		c->mark[kp->node] = done;
-		sb_printf(sb, "\t\t\ts%d[u] = %s;\n", kp->node, cg_value(c, kp->node));
+		cw_line(c->w, "s%d[u] = %s;", kp->node, cg_value(c, kp->node));
 	}
-	sb_puts(sb, "\t\t}\n");
+	cw_close(c->w);
+	return true;
+}
+
+static bool emit_body(Cg *c, const Kernel *k, PwOpd *opd, int vec, int32_t need)
+{
+	CgW *w = c->w;
+	cw_line(w, "const long long fz_step = (long long)gridDim.x * blockDim.x * %d;", vec);
+	cw_open(w, "for (long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; i0 < fz_n; i0 += fz_step)",
+	        vec);
+	emit_loads(c, k, opd, vec);
+	int32_t outs = cg_new_stamp(c);
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_OUT || c->mark[kp->node] == outs)
+			continue;
+		c->mark[kp->node] = outs;
+		cw_line(w, "%s s%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, vec);
+	}
+	if (!emit_elements(c, k, vec, need, outs))
+		return false;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_OUT)
-			sb_printf(sb, "\t\tfz_st(%s, i0, fz_n, fz_vec, s%d);\n", cg_param_name(c, i), kp->node);
+			cw_line(w, "fz_st(%s, i0, fz_n, fz_vec, s%d);", cg_param_name(c, i), kp->node);
 	}
-	sb_puts(sb, "\t}\n}\n");
+	cw_close(w);
+	cw_close(w);
 	return true;
 }
 
@@ -195,7 +213,7 @@ bool cg_pointwise(Cg *c)
 		c->info->heavy |= cg_long_math((Op)c->g->nodes[k->nodes[i]].op);
 	PwOpd *opd = ARENA_ARRAY(c->a, PwOpd, k->nparams + 1);
 	emit_header(c, k, vec);
-	if (!emit_prologue(c, k, opd, vec))
-		return false;
-	return emit_body(c, k, opd, vec, mark_needed(c, k));
+	bool ok = emit_prologue(c, k, opd, vec) && emit_body(c, k, opd, vec, mark_needed(c, k));
+	cg_end_entry(c);
+	return ok;
 }

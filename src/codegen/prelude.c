@@ -276,7 +276,7 @@ static const char pre_row[] =
 	"\t}\n"
 	"\treturn v;\n"
 	"}\n"
-	"// The row cache in shared memory: V elements of a thread's chunk.\n"
+	"// The row cache (shared memory or the workspace): V elements of a thread's chunk.\n"
 	"template <class C, class S, int V> __device__ __forceinline__ void fz_cld(C (&o)[V], const S *c)\n"
 	"{\n"
 	"\tfz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(c);\n"
@@ -288,6 +288,14 @@ static const char pre_row[] =
 	"\tfz_pack(v, o);\n"
 	"\t*reinterpret_cast<fz_vec<S, V> *>(c) = v;\n"
 	"}\n"
+	"template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const T (&s)[V])\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int u = 0; u < V; u++)\n"
+	"\t\td[u] = s[u];\n"
+	"}\n";
+
+static const char pre_reg[] =
 	"// Rows held in registers: a whole vector of a row whose length is a multiple\n"
 	"// of V (no per-element bounds checks), 32-bit offsets.\n"
 	"template <class C, class S, int V>\n"
@@ -314,18 +322,6 @@ static const char pre_row[] =
 	"\t\tfor (int u = 0; u < V; u++)\n"
 	"\t\t\tfz_out(p[j0 + u], o[u]);\n"
 	"\t}\n"
-	"}\n"
-	"template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const T (&s)[V])\n"
-	"{\n"
-	"#pragma unroll\n"
-	"\tfor (int u = 0; u < V; u++)\n"
-	"\t\td[u] = s[u];\n"
-	"}\n"
-	"__device__ __forceinline__ unsigned fz_dyn_smem()\n"
-	"{\n"
-	"\tunsigned r;\n"
-	"\tasm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(r));\n"
-	"\treturn r;\n"
 	"}\n"
 	"// Rows in registers, prefetched: while a block computes one row, the chunks of\n"
 	"// its next row are copied into shared memory (cp.async on sm_80+: no registers\n"
@@ -360,14 +356,16 @@ static const char pre_row[] =
 	"#if __CUDA_ARCH__ >= 800\n"
 	"\tasm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
 	"#endif\n"
-	"}\n"
+	"}\n";
+
+static const char pre_split[] =
 	"// Split rows: after a pass, the gridDim.y blocks of a row group publish\n"
 	"// their partial results (as bits) in the workspace, wait for each other (they\n"
 	"// are co-resident: cooperative launch) and all combine them in the same\n"
-	"// order. Workspace: a counter per group, then two alternating sets of\n"
-	"// partials per group (a block may publish the next pass's while a slower one\n"
-	"// still reads these), then the row caches of launches without enough shared\n"
-	"// memory.\n"
+	"// order. The workspace's layout is the launch plan's (src/codegen/launch.c):\n"
+	"// a counter per group, two alternating sets of partials per group (a block\n"
+	"// may publish the next pass's while a slower one still reads these), then\n"
+	"// the row caches of launches that keep them there.\n"
 	"__device__ __forceinline__ unsigned long long fz_bits(float v) { return __float_as_uint(v); }\n"
 	"__device__ __forceinline__ unsigned long long fz_bits(double v) { return (unsigned long long)__double_as_longlong(v); }\n"
 	"__device__ __forceinline__ unsigned long long fz_bits(long long v) { return (unsigned long long)v; }\n"
@@ -463,6 +461,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers)
 	} pieces[] = {
 		{CGH_INT, pre_int},     {CGH_MINMAX, pre_minmax}, {CGH_POW, pre_pow},
 		{CGH_ROUND, pre_round}, {CGH_BCAST, pre_bcast},   {CGH_ROW, pre_row},
+		{CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
 	};
 	sb_puts(sb, pre_core);
 	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)

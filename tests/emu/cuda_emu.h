@@ -7,7 +7,9 @@
  * __syncthreads, at a warp shuffle (all lanes of the warp deposit their
  * value, then all read), and in __nanosleep (the split-row spin wait). So the
  * kernels run exactly as written, barriers and shuffles included, with the
- * same per-block shared memory. Blocks run one after the other, or all
+ * same per-block shared memory (exactly the launch's dynamic amount, ending
+ * at an inaccessible page, so that an access beyond it faults). Blocks run
+ * one after the other, or all
  * together for cooperative launches (whose blocks wait for each other).
  * Arithmetic is the host's: libm instead of CUDA's math library, no FMA
  * contraction; the tests compare with the interpreter under the same
@@ -26,7 +28,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 #include <vector>
 
 #define __global__
@@ -54,9 +58,36 @@ struct emu_sync {
 	unsigned long long gen = 0;
 };
 
+/* n bytes (16-byte aligned) that end where an inaccessible page begins and
+ * start after another: an access past the end (or before the start of the
+ * page they start in) faults, so a kernel that reaches beyond the shared
+ * memory its launch gave it crashes the test instead of reading garbage. */
+struct emu_guarded {
+	char *map = nullptr;
+	size_t len = 0;
+	unsigned char *p = nullptr;
+	void alloc(size_t n)
+	{
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE), data = (n + pg - 1) / pg * pg;
+		len = data + 2 * pg;
+		map = (char *)mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED || mprotect(map + pg, data, PROT_READ | PROT_WRITE) != 0) {
+			fprintf(stderr, "emu: cannot map %zu bytes\n", n);
+			abort();
+		}
+		p = (unsigned char *)((uintptr_t)(map + pg + data - n) & ~(uintptr_t)15);
+	}
+	void release()
+	{
+		if (map)
+			munmap(map, len);
+		map = nullptr;
+	}
+};
+
 struct emu_block {
 	emu_sync bar;
-	std::vector<unsigned char> smem;
+	emu_guarded smem;
 	unsigned long long red[64];
 };
 
@@ -130,8 +161,7 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 }
 
 static inline unsigned long long *emu_red() { return emu.blocks[emu.cur->block].red; }
-static inline void *emu_smem() { return emu.blocks[emu.cur->block].smem.data(); }
-static inline unsigned emu_dyn_smem() { return emu.dyn_smem; }
+static inline void *emu_smem() { return emu.blocks[emu.cur->block].smem.p; }
 
 /* ---- intrinsics ------------------------------------------------------------------- */
 
@@ -242,7 +272,8 @@ static int emu_run_blocks(unsigned b0, unsigned b1)
 	emu.fibers.assign((size_t)nb * nt, emu_fiber());
 	for (unsigned b = 0; b < nb; b++) {
 		emu.blocks[b].bar.n = (int)nt;
-		emu.blocks[b].smem.assign(emu.dyn_smem, 0xcd); /* garbage, as on a GPU */
+		emu.blocks[b].smem.alloc(emu.dyn_smem);
+		memset(emu.blocks[b].smem.p, 0xcd, emu.dyn_smem); /* garbage, as on a GPU */
 		for (unsigned w = 0; w < nw; w++)
 			emu.warps[b * nw + w].bar.n = (int)(nt - w * 32 < 32 ? nt - w * 32 : 32);
 	}
@@ -284,6 +315,8 @@ static int emu_run_blocks(unsigned b0, unsigned b1)
 			return -1;
 		}
 	}
+	for (unsigned b = 0; b < nb; b++)
+		emu.blocks[b].smem.release();
 	return 0;
 }
 

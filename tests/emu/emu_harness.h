@@ -17,9 +17,11 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "codegen/cgint.h"
@@ -80,7 +82,6 @@ static bool emu_build(Compilation *c, EmuModule *m)
 	char *src = strdup(c->module.source);
 	src = replace(src, "asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(s.b));", "f = emu_h2f(s.b);", true);
 	src = replace(src, "asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(d.b) : \"f\"(v));", "d.b = emu_f2h(v);", true);
-	src = replace(src, "asm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(r));", "r = emu_dyn_smem();", false);
 	src = replace(src, "extern __shared__ fz_a16 fz_smem[];", "fz_a16 *fz_smem = (fz_a16 *)emu_smem();", false);
 	src = replace(src, "__shared__ unsigned long long fz_red[64];", "unsigned long long *fz_red = emu_red();", false);
 	/* what remains of inline PTX is under #if __CUDA_ARCH__ >= 800 (false here) */
@@ -101,6 +102,8 @@ static bool emu_build(Compilation *c, EmuModule *m)
 			char ty[128];
 			if (en->args[j].kind == CGARG_WORKSPACE)
 				snprintf(ty, sizeof ty, "unsigned long long *");
+			else if (en->args[j].kind != CGARG_PARAM) /* the launch plan's values */
+				snprintf(ty, sizeof ty, "long long");
 			else
 				param_ctype(c->plan.g, &k->params[en->args[j].index], ty, sizeof ty);
 			fprintf(f, "%s*(%s*)a[%d]", j ? ", " : "", ty, j);
@@ -180,49 +183,113 @@ static void fill(Tensor *t, bool nans)
 
 /* ---- running a plan ------------------------------------------------------------------------ */
 
-/* How a row kernel is launched in a run: the launch's own choice, or forced.
- * Under a forced schedule, pointwise kernels run on a small grid (two blocks
- * of a warp), so that a thread takes several iterations of its grid-stride
- * loop. */
-typedef enum { SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, NSCHED } Sched;
+/* How a row kernel is launched in a run: the launch's own choice, or a path
+ * and geometry forced through cg_launch_forced (which completes the rest as
+ * cg_launch does). Under a forced schedule, pointwise kernels run on a small
+ * grid (two blocks of a warp), so that a thread takes several iterations of
+ * its grid-stride loop. */
+typedef enum {
+	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_REG, NSCHED
+} Sched;
 
-static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache"};
+static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "reg"};
 
 static CgDevice emu_device(void)
 {
-	CgDevice d = {.cc_major = 9, .cc_minor = 0, .sm_count = 2, .max_threads_per_sm = 2048,
-	              .smem_per_block_optin = 232448, .l2_bytes = 1 << 20};
+	CgDevice d = cg_default_device();
+	d.sm_count = 2;
+	d.l2_bytes = 1 << 20;
 	return d;
 }
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static int64_t cache_bytes(const struct CgKernelInfo *ki, int64_t len)
+/* The forced launch of schedule s; false if the path cannot take these sizes
+ * (the register path: a row not a positive multiple of V, or too long). */
+static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, Sched s, CgLaunch *l)
 {
-	int64_t lp = cdiv(len, ki->vec) * ki->vec, b = 0;
-	for (int s = 0; s < ki->nslots; s++)
-		b += cdiv(lp * ki->slot_bytes[s], 16) * 16;
+	const Kernel *kn = &p->kernels[k];
+	const struct CgKernelInfo *ki = &m->kinfo[k];
+	CgDevice dev = emu_device();
+	CgForce f = {.path = CG_PATH_ROW, .threads = 64, .rows = 1, .splits = 1};
+	if (kn->kind == KERNEL_POINTWISE) {
+		f = (CgForce){.path = CG_PATH_POINTWISE, .threads = 32, .rows = 1};
+		f.grid = l->grid[0] < 2 ? l->grid[0] : 2;
+		return cg_launch_forced(m, p, k, dims, &dev, &f, l);
+	}
+	int64_t rows = l->rows, n = l->n;
+	if (s == SCHED_WARP4 || s == SCHED_REG) {
+		f.threads = 4;
+		f.rows = 8;
+	}
+	if (s == SCHED_REG) { /* the smallest group that holds the row */
+		f.path = CG_PATH_REG;
+		while (ki->rk > 0 && f.threads < 256 && n > (int64_t)f.threads * ki->rk * ki->vec)
+			f.threads *= 2;
+		f.rows = f.threads < 32 ? 32 / f.threads : 1;
+	}
+	f.global = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE;
+	if (s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE) {
+		f.path = CG_PATH_SPLIT;
+		f.splits = 3;
+	}
+	f.grid = (unsigned)(f.splits > 1 ? 2 : cdiv(rows, f.rows) < 3 ? cdiv(rows, f.rows) : 3);
+	return cg_launch_forced(m, p, k, dims, &dev, &f, l);
+}
+
+/* Device memory for the emulated kernels: n bytes that end where an
+ * inaccessible page begins (16-byte aligned, plus `shift`), so that a kernel
+ * reaching past a buffer, a workspace or a row cache faults. */
+typedef struct EmuBuf {
+	char *map;
+	size_t len;
+	unsigned char *p;
+} EmuBuf;
+
+static EmuBuf emu_buf(size_t n, size_t shift, int fill)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), data = (n + shift + 15 + pg - 1) / pg * pg;
+	EmuBuf b = {.len = data + 2 * pg};
+	b.map = mmap(NULL, b.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(b.map != MAP_FAILED);
+	ck_assert_int_eq(mprotect(b.map + pg, data, PROT_READ | PROT_WRITE), 0);
+	b.p = (unsigned char *)((uintptr_t)(b.map + pg + data - n - shift) & ~(uintptr_t)15) + shift;
+	memset(b.map + pg, fill, data);
 	return b;
 }
 
-static void force(const struct CgKernelInfo *ki, Sched s, int64_t rows, int64_t n, CgLaunch *l)
+/* A fault in a kernel is an access outside what its launch gave it (the
+ * guard pages of the buffers above and of the emulator's shared memory):
+ * say which launch, then die of the signal (Check reports it). */
+static char fault_what[700];
+
+static void emu_fault(int sig)
 {
-	if (s == SCHED_AUTO || l->empty)
-		return;
-	int64_t S = s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE ? 3 : 1;
-	int64_t len = S == 1 ? n : cdiv(cdiv(n, S), ki->vec) * ki->vec;
-	unsigned G = s == SCHED_WARP4 ? 4 : 64, R = s == SCHED_WARP4 ? 8 : 1;
-	for (int i = 0; i < 3; i++)
-		l->grid[i] = l->block[i] = 1;
-	l->block[0] = G;
-	l->block[1] = R;
-	l->grid[0] = (unsigned)(S > 1 ? 2 : cdiv(rows, R) < 3 ? cdiv(rows, R) : 3);
-	l->grid[1] = (unsigned)S;
-	bool global = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE;
-	l->smem = global ? 0 : (unsigned)(cache_bytes(ki, len) * R);
-	l->cooperative = S > 1;
-	int64_t gx = l->grid[0], words = (gx + gx * 2 * S * (ki->nred > 0 ? ki->nred : 1) + 1) / 2 * 2;
-	l->workspace = words * 8 + (global ? gx * S * R * cache_bytes(ki, len) : 0);
+	static const char msg[] = ": a kernel accessed memory outside its buffers, workspace or shared memory\n";
+	if (write(2, fault_what, strlen(fault_what)) < 0 || write(2, msg, sizeof msg - 1) < 0)
+		_exit(128 + sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void emu_catch_faults(void)
+{
+	static char altstack[1 << 16];
+	stack_t st = {.ss_sp = altstack, .ss_size = sizeof altstack};
+	sigaltstack(&st, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = emu_fault;
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+static void emu_buf_free(EmuBuf *b)
+{
+	if (b->map)
+		munmap(b->map, b->len);
+	b->map = NULL;
 }
 
 typedef struct Run {
@@ -242,14 +309,187 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
-/* Run the plan and compare what the kernels write with the interpreter. */
-static void run_plan(Run *run)
+/* The buffers of a run: where kernels read each node (`slot`), where
+ * outputs go, and every guarded allocation to free. */
+typedef struct Bufs {
+	void **slot, **outp;
+	bool *written;
+	EmuBuf *own;
+	int nown;
+} Bufs;
+
+static void *new_buf(Bufs *b, size_t n, size_t shift, int fill)
+{
+	b->own[b->nown] = emu_buf(n, shift, fill);
+	return b->own[b->nown++].p;
+}
+
+static void alloc_bufs(Run *run, const Tensor *in, const Tensor *want, Bufs *b)
+{
+	const Graph *g = &run->c->graph;
+	const Plan *p = &run->c->plan;
+	b->slot = xmalloc(sizeof(void *) * (size_t)(g->n + 1));
+	b->outp = xmalloc(sizeof(void *) * (size_t)(g->noutputs + 1));
+	b->written = xmalloc(sizeof(bool) * (size_t)(g->noutputs + 1));
+	b->own = xmalloc(sizeof(EmuBuf) * (size_t)(g->ninputs + g->noutputs + p->ntemps + 2));
+	for (int i = 0; i < g->ninputs; i++) { /* inputs possibly one element off alignment */
+		size_t bytes = tensor_nbytes(&in[i]);
+		void *at = new_buf(b, bytes, run->misalign ? fz_dtype_size(in[i].dtype) : 0, 0);
+		memcpy(at, in[i].data, bytes);
+		b->slot[g->inputs[i].node] = at;
+	}
+	for (int i = 0; i < g->noutputs; i++)
+		b->outp[i] = new_buf(b, tensor_nbytes(&want[i]), 0, 0xab);
+	for (int t = 0; t < p->ntemps; t++) {
+		const Node *n = &g->nodes[p->temps[t]];
+		int64_t numel;
+		ck_assert(ir_numel(n->rank, n->shape, run->dims, &numel));
+		b->slot[p->temps[t]] = new_buf(b, (size_t)numel * fz_dtype_size((fz_dtype)n->dtype), 0, 0xab);
+	}
+}
+
+/* Kernel k's launch: the run's forced schedule, or cg_launch's where there
+ * is none or its path cannot take these sizes (then false). */
+static bool plan_kernel(Run *run, int k, CgLaunch *l)
 {
 	Compilation *c = run->c;
-	const Graph *g = &c->graph;
-	const Plan *p = &c->plan;
-	Tensor *in = xmalloc(sizeof(Tensor) * (size_t)(g->ninputs + 1));
-	Tensor *want = xmalloc(sizeof(Tensor) * (size_t)(g->noutputs + 1));
+	CgDevice dev = emu_device();
+	ck_assert(cg_launch(&c->module, &c->plan, k, run->dims, &dev, l));
+	CgLaunch auto_l = *l;
+	if (run->sched == SCHED_AUTO || l->empty)
+		return run->sched == SCHED_AUTO;
+	if (force(&c->module, &c->plan, k, run->dims, run->sched, l))
+		return true;
+	*l = auto_l;
+	return false;
+}
+
+/* The argument pointers of kernel k's launch l (as cuLaunchKernel takes
+ * them), its workspace in ws: garbage but its first workspace_zero bytes. */
+static void **launch_args(Run *run, const Tensor *in, Bufs *b, int k, const CgLaunch *l, EmuBuf *ws,
+                          int64_t *vals, void **ptrs)
+{
+	Compilation *c = run->c;
+	const Kernel *kn = &c->plan.kernels[k];
+	const CgEntry *e = &c->module.entries[l->entry];
+	void **args = xmalloc(sizeof(void *) * (size_t)(e->nargs + 1));
+	*ws = emu_buf((size_t)l->workspace, 0, 0xcd);
+	memset(ws->p, 0, (size_t)l->workspace_zero);
+	for (int j = 0; j < e->nargs; j++) {
+		const CgArg *a = &e->args[j];
+		if (a->kind != CGARG_PARAM) {
+			ptrs[j] = ws->p;
+			vals[j] = cg_launch_arg(&c->module, k, l, a);
+			args[j] = a->kind == CGARG_WORKSPACE ? (void *)&ptrs[j] : (void *)&vals[j];
+			continue;
+		}
+		const KParam *kp = &kn->params[a->index];
+		switch (kp->kind) {
+		case PARAM_IN: ptrs[j] = b->slot[kp->node]; args[j] = &ptrs[j]; break;
+		case PARAM_OUT:
+			ptrs[j] = kp->output >= 0 ? b->outp[kp->output] : b->slot[kp->node];
+			args[j] = &ptrs[j];
+			break;
+		case PARAM_SCALAR: args[j] = in[c->graph.nodes[kp->node].input].data; break;
+		case PARAM_DIM: args[j] = (void *)&run->dims[kp->dim]; break;
+		}
+		ck_assert_msg(kp->kind == PARAM_SCALAR || kp->kind == PARAM_DIM || ptrs[j], "%s: no buffer for %s",
+		              run->what, e->symbol);
+	}
+	return args;
+}
+
+/* What each kernel wrote, for debugging (FUSEC_EMU_DUMP). */
+static void dump_outputs(Run *run, Bufs *b, int k, const CgLaunch *l)
+{
+	const Graph *g = &run->c->graph;
+	const Kernel *kn = &run->c->plan.kernels[k];
+	for (int j = 0; j < kn->nparams; j++) {
+		const KParam *kp = &kn->params[j];
+		if (kp->kind != PARAM_OUT)
+			continue;
+		const Node *n = &g->nodes[kp->node];
+		Tensor t = {.dtype = (fz_dtype)n->dtype, .rank = n->rank};
+		for (int d = 0; d < n->rank; d++)
+			t.shape[d] = ir_dim_value(n->shape[d], run->dims);
+		t.data = kp->output >= 0 ? b->outp[kp->output] : b->slot[kp->node];
+		printf("%s grid %u,%u block %u,%u smem %u wrote %%%d:", run->c->module.entries[l->entry].symbol, l->grid[0],
+		       l->grid[1], l->block[0], l->block[1], l->smem, kp->node);
+		for (int64_t x = 0; x < tensor_numel(&t) && x < 80; x++)
+			printf(" %.5g", tensor_get(&t, x));
+		printf("\n");
+	}
+}
+
+/* Run kernel k as the runtime would; whether it ran as the run's schedule
+ * says (forced, or the launch's own choice under SCHED_AUTO). */
+static bool run_kernel(Run *run, const Tensor *in, Bufs *b, int k)
+{
+	const Kernel *kn = &run->c->plan.kernels[k];
+	CgLaunch l;
+	bool as_asked = plan_kernel(run, k, &l);
+	for (int j = 0; j < kn->nparams; j++)
+		if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0)
+			b->written[kn->params[j].output] = true;
+	if (l.empty)
+		return as_asked;
+	const CgEntry *e = &run->c->module.entries[l.entry];
+	ck_assert_msg(e->kernel == k && e->path == l.path, "%s: kernel %d launched with %s", run->what, k, e->symbol);
+	int64_t *vals = xmalloc(sizeof(int64_t) * (size_t)(e->nargs + 1));
+	void **ptrs = xmalloc(sizeof(void *) * (size_t)(e->nargs + 1));
+	EmuBuf ws;
+	void **args = launch_args(run, in, b, k, &l, &ws, vals, ptrs);
+	snprintf(fault_what, sizeof fault_what, "%s, %s", run->what, e->symbol);
+	emu_catch_faults();
+	int rc = run->m->launch(run->m->entries[l.entry], args, l.grid, l.block, l.smem, l.cooperative);
+	ck_assert_msg(rc == 0, "%s: %s deadlocked", run->what, e->symbol);
+	if (getenv("FUSEC_EMU_DUMP"))
+		dump_outputs(run, b, k, &l);
+	/* a stored output is also what later kernels read */
+	for (int j = 0; j < kn->nparams; j++)
+		if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0 && !b->slot[kn->params[j].node])
+			b->slot[kn->params[j].node] = b->outp[kn->params[j].output];
+	emu_buf_free(&ws);
+	free(args);
+	free(ptrs);
+	free(vals);
+	return as_asked;
+}
+
+/* Every output a kernel wrote against the interpreter's. */
+static void compare_outputs(Run *run, const Tensor *want, Bufs *b)
+{
+	const Graph *g = &run->c->graph;
+	int64_t nred = rt_longest_reduction(g, run->dims);
+	for (int i = 0; i < g->noutputs; i++) {
+		if (!b->written[i])
+			continue; /* the runtime copies it */
+		Tensor got = want[i];
+		got.data = b->outp[i];
+		if (run->pg) {
+			char msg[512];
+			ck_assert_msg(progen_compare_tol(&got, &want[i], &run->pg->outputs[i].tol, msg, sizeof msg),
+			              "%s: output %s: %s (source: %s)", run->what, g->outputs[i].name, msg, run->m->path);
+			continue;
+		}
+		RtCompare cmp;
+		RtTolerance tol = rt_tolerance(want[i].dtype, nred, !run->c->plan.fused);
+		ck_assert(rt_compare(&got, &want[i], tol, &cmp));
+		if (cmp.bad > 0) {
+			char idx[128];
+			rt_index_str(&want[i], cmp.worst, idx, sizeof idx);
+			ck_abort_msg("%s: output %s: %lld of %lld elements differ; at %s got %.9g want %.9g (source: %s)",
+			             run->what, g->outputs[i].name, (long long)cmp.bad, (long long)cmp.n, idx, cmp.worst_got,
+			             cmp.worst_want, run->m->path);
+		}
+	}
+}
+
+/* The run's inputs (random, or the program generator's), and the
+ * interpreter's outputs for them. */
+static fz_status make_inputs(Run *run, Tensor *in, Tensor *want)
+{
+	const Graph *g = &run->c->graph;
 	char err[512];
 	for (int i = 0; i < g->ninputs && !run->pg; i++) {
 		const Node *n = &g->nodes[g->inputs[i].node];
@@ -267,144 +507,41 @@ static void run_plan(Run *run)
 	if (run->pg)
 		ck_assert_msg(progen_inputs(run->pg, g, run->dims, in, err, sizeof err), "%s: %s", run->what, err);
 	fz_status st = interp_run(g, run->dims, in, want, err, sizeof err);
-	if (st == FZ_ERR_RUNTIME) /* max of an empty row: the runtime rejects it before launching */
-		goto out;
-	ck_assert_msg(st == FZ_OK, "%s: interpreter: %s", run->what, err);
-	/* per node: where kernels read it; inputs possibly one element off alignment */
-	void **slot = xmalloc(sizeof(void *) * (size_t)(g->n + 1));
-	void **own = xmalloc(sizeof(void *) * (size_t)(g->n + g->ninputs + g->noutputs + 1));
-	int nown = 0;
-	for (int i = 0; i < g->ninputs; i++) {
-		size_t es = fz_dtype_size(in[i].dtype), bytes = tensor_nbytes(&in[i]);
-		char *buf = xmalloc(bytes + 32);
-		own[nown++] = buf;
-		char *at = buf + (run->misalign ? es : 0);
-		memcpy(at, in[i].data, bytes);
-		slot[g->inputs[i].node] = at;
-	}
-	void **outp = xmalloc(sizeof(void *) * (size_t)(g->noutputs + 1));
-	bool *written = xmalloc(sizeof(bool) * (size_t)(g->noutputs + 1));
-	for (int i = 0; i < g->noutputs; i++) {
-		size_t bytes = tensor_nbytes(&want[i]);
-		char *buf = xmalloc(bytes + 32);
-		memset(buf, 0xab, bytes + 32);
-		own[nown++] = buf;
-		outp[i] = buf;
-	}
-	for (int t = 0; t < p->ntemps; t++) {
-		const Node *n = &g->nodes[p->temps[t]];
-		int64_t numel;
-		ck_assert(ir_numel(n->rank, n->shape, run->dims, &numel));
-		void *buf = xmalloc((size_t)numel * fz_dtype_size((fz_dtype)n->dtype) + 32);
-		own[nown++] = buf;
-		slot[p->temps[t]] = buf;
-	}
-	CgDevice dev = emu_device();
-	for (int k = 0; k < p->nkernels; k++) {
-		const Kernel *kn = &p->kernels[k];
-		CgLaunch l;
-		ck_assert(cg_launch(&c->module, p, k, run->dims, &dev, &l));
-		if (kn->kind == KERNEL_ROW) {
-			int64_t rows = 1;
-			for (int ax = 0; ax + 1 < kn->rank; ax++)
-				rows *= ir_dim_value(kn->domain[ax], run->dims);
-			force(&c->module.kinfo[k], run->sched, rows, ir_dim_value(kn->domain[kn->rank - 1], run->dims), &l);
-		} else if (run->sched != SCHED_AUTO && !l.empty) {
-			l.grid[0] = l.grid[0] < 2 ? l.grid[0] : 2;
-			l.block[0] = 32;
-		}
-		for (int j = 0; j < kn->nparams; j++)
-			if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0)
-				written[kn->params[j].output] = true;
-		if (l.empty)
-			continue;
-		const CgEntry *e = &c->module.entries[l.entry];
-		void **args = xmalloc(sizeof(void *) * (size_t)(e->nargs + 1));
-		void **ptrs = xmalloc(sizeof(void *) * (size_t)(e->nargs + 1));
-		void *ws = l.workspace > 0 ? xmalloc((size_t)l.workspace) : NULL;
-		for (int j = 0; j < e->nargs; j++) {
-			const CgArg *a = &e->args[j];
-			if (a->kind == CGARG_WORKSPACE) {
-				ptrs[j] = ws;
-				args[j] = &ptrs[j];
-				continue;
-			}
-			const KParam *kp = &kn->params[a->index];
-			switch (kp->kind) {
-			case PARAM_IN: ptrs[j] = slot[kp->node]; args[j] = &ptrs[j]; break;
-			case PARAM_OUT:
-				ptrs[j] = kp->output >= 0 ? outp[kp->output] : slot[kp->node];
-				args[j] = &ptrs[j];
-				break;
-			case PARAM_SCALAR: args[j] = in[g->nodes[kp->node].input].data; break;
-			case PARAM_DIM: args[j] = (void *)&run->dims[kp->dim]; break;
-			}
-			ck_assert_msg(kp->kind == PARAM_SCALAR || kp->kind == PARAM_DIM || ptrs[j], "%s: no buffer for %s",
-			              run->what, e->symbol);
-		}
-		int rc = run->m->launch(run->m->entries[l.entry], args, l.grid, l.block, l.smem, l.cooperative);
-		ck_assert_msg(rc == 0, "%s: %s deadlocked", run->what, e->symbol);
-		if (getenv("FUSEC_EMU_DUMP")) /* what each kernel wrote, for debugging */
-			for (int j = 0; j < kn->nparams; j++) {
-				const KParam *kp = &kn->params[j];
-				if (kp->kind != PARAM_OUT)
-					continue;
-				const Node *n = &g->nodes[kp->node];
-				Tensor t = {.dtype = (fz_dtype)n->dtype, .rank = n->rank};
-				for (int d = 0; d < n->rank; d++)
-					t.shape[d] = ir_dim_value(n->shape[d], run->dims);
-				t.data = kp->output >= 0 ? outp[kp->output] : slot[kp->node];
-				printf("%s grid %u,%u block %u,%u smem %u wrote %%%d:", e->symbol, l.grid[0], l.grid[1], l.block[0],
-				       l.block[1], l.smem, kp->node);
-				for (int64_t x = 0; x < tensor_numel(&t) && x < 80; x++)
-					printf(" %.5g", tensor_get(&t, x));
-				printf("\n");
-			}
-		/* a stored output is also what later kernels read */
-		for (int j = 0; j < kn->nparams; j++)
-			if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0 && !slot[kn->params[j].node])
-				slot[kn->params[j].node] = outp[kn->params[j].output];
-		free(ws);
-		free(args);
-		free(ptrs);
-	}
-	int64_t nred = rt_longest_reduction(g, run->dims);
-	for (int i = 0; i < g->noutputs; i++) {
-		if (!written[i])
-			continue; /* the runtime copies it */
-		Tensor got = want[i];
-		got.data = outp[i];
-		if (run->pg) {
-			char msg[512];
-			ck_assert_msg(progen_compare_tol(&got, &want[i], &run->pg->outputs[i].tol, msg, sizeof msg),
-			              "%s: output %s: %s (source: %s)", run->what, g->outputs[i].name, msg, run->m->path);
-			continue;
-		}
-		RtCompare cmp;
-		RtTolerance tol = rt_tolerance(want[i].dtype, nred, !p->fused);
-		ck_assert(rt_compare(&got, &want[i], tol, &cmp));
-		if (cmp.bad > 0) {
-			char idx[128];
-			rt_index_str(&want[i], cmp.worst, idx, sizeof idx);
-			ck_abort_msg("%s: output %s: %lld of %lld elements differ; at %s got %.9g want %.9g (source: %s)",
-			             run->what, g->outputs[i].name, (long long)cmp.bad, (long long)cmp.n, idx, cmp.worst_got,
-			             cmp.worst_want, run->m->path);
-		}
-	}
-	for (int i = 0; i < nown; i++)
-		free(own[i]);
-	free(own);
-	free(slot);
-	free(outp);
-	free(written);
-out:
-	for (int i = 0; i < g->noutputs; i++)
-		if (st == FZ_OK)
+	ck_assert_msg(st == FZ_OK || st == FZ_ERR_RUNTIME, "%s: interpreter: %s", run->what, err);
+	return st;
+}
+
+/* Run the plan and compare what the kernels write with the interpreter.
+ * Returns how many kernels ran under the run's schedule (a forced path that
+ * cannot take a kernel's sizes leaves it to cg_launch's choice). */
+static int run_plan(Run *run)
+{
+	const Graph *g = &run->c->graph;
+	Tensor *in = xmalloc(sizeof(Tensor) * (size_t)(g->ninputs + 1));
+	Tensor *want = xmalloc(sizeof(Tensor) * (size_t)(g->noutputs + 1));
+	int ran = 0;
+	/* max of an empty row: the runtime rejects it before launching */
+	fz_status st = make_inputs(run, in, want);
+	if (st == FZ_OK) {
+		Bufs b = {0};
+		alloc_bufs(run, in, want, &b);
+		for (int k = 0; k < run->c->plan.nkernels; k++)
+			ran += run_kernel(run, in, &b, k);
+		compare_outputs(run, want, &b);
+		for (int i = 0; i < b.nown; i++)
+			emu_buf_free(&b.own[i]);
+		free(b.own);
+		free(b.slot);
+		free(b.outp);
+		free(b.written);
+		for (int i = 0; i < g->noutputs; i++)
 			tensor_free(&want[i]);
+	}
 	for (int i = 0; i < g->ninputs; i++)
 		tensor_free(&in[i]);
 	free(in);
 	free(want);
+	return ran;
 }
 
 /* A private directory for the modules, and whether there is a C++ compiler. */

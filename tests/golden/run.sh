@@ -11,6 +11,9 @@
 #   NAME.ir      stdout of `fusec --emit=ir NAME.fz`, exit 0
 #   NAME.fused   stdout of `fusec --emit=fused NAME.fz`, exit 0
 #   NAME.cu      stdout of `fusec NAME.fz`, exit 0
+#   NAME.launch  stdout of `fusec --emit=launch ARGS NAME.fz` for each line
+#                `# launch: ARGS` of NAME.fz (the sizes), each after a line
+#                `>>> ARGS`; exit 0
 #
 # A .fz with no expected file fails (a forgotten golden). With --update the
 # expected files that exist are rewritten from the actual output (when the
@@ -53,6 +56,15 @@ check() {
 	*.cu)
 		"$fusec" "$fz" >"$tmp/actual" 2>"$tmp/stderr"
 		rc=$? want=0 ;;
+	*.launch)
+		: >"$tmp/actual"
+		rc=0 want=0
+		sed -n 's/^# launch: //p' "$fz" >"$tmp/sizes"
+		while read -r args; do
+			echo ">>> $args" >>"$tmp/actual"
+			# shellcheck disable=SC2086
+			"$fusec" --emit=launch $args "$fz" >>"$tmp/actual" 2>"$tmp/stderr" || rc=$?
+		done <"$tmp/sizes" ;;
 	*)
 		"$fusec" --emit="${expected##*.}" "$fz" >"$tmp/actual" 2>"$tmp/stderr"
 		rc=$? want=0 ;;
@@ -81,14 +93,14 @@ for fz in *.fz; do
 	[ -f "$fz" ] || continue
 	name=${fz%.fz}
 	found=0
-	for ext in err tokens ast ir fused cu; do
+	for ext in err tokens ast ir fused cu launch; do
 		if [ -f "$name.$ext" ]; then
 			found=1
 			check "$fz" "$name.$ext"
 		fi
 	done
 	if [ "$found" -eq 0 ]; then
-		echo "FAIL $fz: no expected file ($name.err, .tokens, .ast, .ir, .fused or .cu)"
+		echo "FAIL $fz: no expected file ($name.err, .tokens, .ast, .ir, .fused, .cu or .launch)"
 		failed=$((failed + 1))
 	fi
 done

@@ -10,8 +10,11 @@
  * interpreter under the GPU tests' tolerances (runtime/compare.h).
  *
  * Every row kernel runs under every schedule (the launch's own choice, part
- * of a warp a row, a block a row with and without the row cache, split rows
- * with and without the cache), every pointwise kernel on the launch's grid
+ * of a warp a row, a block a row with the row cache in shared memory and in
+ * the workspace, split rows with and without the cache, the register path
+ * where the row fits it), forced through cg_launch_forced so that the rest
+ * of the launch is what cg_launch would make; every pointwise kernel on the
+ * launch's grid
  * and on a small one (several chunks a thread), every program at odd and
  * vector-friendly sizes, with inputs aligned and misaligned (the scalar
  * path), and with NaN in float inputs. Without a C++ compiler the test
@@ -191,6 +194,64 @@ START_TEST(split_long_rows)
 }
 END_TEST
 
+/* ---- the launch plan and the kernel agree ----------------------------------------------- */
+
+/* Every path of these row kernels, over row lengths around every chunk and
+ * group boundary, runs inside what its launch plan gave it: the emulator's
+ * shared memory and the harness's workspaces and tensors end where an
+ * inaccessible page begins (a fault fails the test, saying so), the
+ * workspace is garbage beyond what the plan says to zero, and the outputs
+ * match the interpreter. Kernels whose sizes a forced path cannot take run
+ * as cg_launch chooses; each path must have run at least once. */
+static const struct {
+	const char *name, *src;
+} bounds_programs[] = {
+	/* one slot, f32 chunks of 4 */
+	{"softmax", "in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n"},
+	/* two slots (x as f16, xc as f32), chunks of 8, the register path prefetching */
+	{"layernorm_f16", "in x: f16[B, N]\nin w: f16[N]\nmu = mean(x)\nxc = x - mu\n"
+	                  "out y = f16(xc * rsqrt(mean(xc * xc) + 1e-5) * w)\n"},
+	/* long math, three streams, two leaves prefetched, a per-row output */
+	{"heavy", "in x: f32[B, N]\nin b: f32[N]\nin r: f32[B, N]\nh = gelu_tanh(x + b) + r\nmu = mean(h)\n"
+	          "hc = h - mu\nout y = hc * rsqrt(mean(hc * hc) + 1e-5)\nout m = mu\n"},
+	/* slots of three sizes (f64, f32, bool) alive at once */
+	{"slots", "in x: f64[B, N]\nin y: f32[B, N]\nk = y > 0\na = x * 2\nb = y * 3\nout z = a * mean(a)\n"
+	          "out u = b * mean(b)\nout v = k && (mean(b) > -100.0)\n"},
+	/* one pass, nothing cached */
+	{"rowsum", "in x: f32[B, N]\nout s = sum(x * x)\n"},
+};
+
+START_TEST(plan_bounds)
+{
+	static const int64_t lens[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 256, 257,
+	                               1000, 1024, 1031, 2048, 4100};
+	static const int64_t rows[] = {1, 2, 3, 7};
+	if (!have_cxx)
+		return;
+	int ran[NSCHED] = {0};
+	for (size_t pi = 0; pi < sizeof bounds_programs / sizeof bounds_programs[0]; pi++) {
+		const char *src = bounds_programs[pi].src;
+		PipeOptions opt = pipe_default_options();
+		Compilation *c = pipe_new(bounds_programs[pi].name, src, strlen(src), &opt);
+		ck_assert_msg(pipe_run(c) == FZ_OK, "%s: %s", bounds_programs[pi].name, c->diag_text);
+		EmuModule m;
+		emu_build(c, &m);
+		for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+			for (int sched = 0; sched < NSCHED; sched++) {
+				int64_t dims[2] = {rows[(li + (size_t)sched) % 4], lens[li]};
+				Run run = {.c = c, .m = &m, .dims = dims, .sched = (Sched)sched, .misalign = li % 3 == 1};
+				snprintf(run.what, sizeof run.what, "%s (B=%lld N=%lld, %s%s)", bounds_programs[pi].name,
+				         (long long)dims[0], (long long)dims[1], sched_name[sched], run.misalign ? ", misaligned" : "");
+				ran[sched] += run_plan(&run);
+			}
+		emu_free(&m);
+		pipe_free(c);
+	}
+	for (int s = 0; s < NSCHED; s++)
+		ck_assert_msg(ran[s] > 20, "schedule %s ran %d kernels", sched_name[s], ran[s]);
+}
+END_TEST
+
 static Suite *emu_suite(void)
 {
 	Suite *s = suite_create("codegen_emu");
@@ -203,6 +264,10 @@ static Suite *emu_suite(void)
 	tcase_set_timeout(t, 300);
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
 	tcase_add_test(t, split_long_rows);
+	suite_add_tcase(s, t);
+	t = tcase_create("bounds");
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, plan_bounds);
 	suite_add_tcase(s, t);
 	return s;
 }

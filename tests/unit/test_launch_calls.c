@@ -7,12 +7,14 @@
  * kernels run with the values bound at that launch.
  *
  * Programs are compiled by the real NVRTC for the fake device (sm_90) into
- * a disk cache private to this test, so only the first test compiles. */
+ * a disk cache private to this test, entry by entry as launches need them,
+ * so only the first test that needs an entry compiles it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "codegen/cg.h"
 #include "fusec.h"
 #include "runtime/rt.h"
 #include "testutil.h"
@@ -35,7 +37,8 @@ typedef enum FakeOpKind { FK_KERNEL, FK_MEMSET, FK_DTOD, FK_HTOD } FakeOpKind;
 
 typedef struct FakeFunc {
 	char name[128];
-	int nargs;  /* set by the test (fake_know_args): the fake cannot read a cubin */
+	int nargs;  /* from the programs the test compiled (the fake cannot read a cubin) */
+	int ws;     /* the workspace argument, or -1 */
 } FakeFunc;
 
 typedef struct FakeOp {
@@ -71,6 +74,8 @@ static struct {
 	FakeOp ran[MAX_OPS];     /* what would have run, in order */
 	int nran;
 	int ndevices;            /* 0: one; more: memory of device d is at d << 44 */
+	const CgModule *mods[MAX_OBJS]; /* the compiled programs' entries, by symbol */
+	int nmods;
 } fake;
 
 static char primary_obj, other_obj;
@@ -120,6 +125,8 @@ static CUresult CUDAAPI f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUd
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
+	case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
 	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
 	default: *v = 0; break;
 	}
@@ -176,6 +183,19 @@ static CUresult CUDAAPI f_cuModuleGetFunction(CUfunction *f, CUmodule m, const c
 	ck_assert_int_lt(fake.nfuncs, MAX_OBJS);
 	FakeFunc *ff = &fake.funcs[fake.nfuncs++];
 	snprintf(ff->name, sizeof ff->name, "%s", name);
+	ff->nargs = -1;
+	/* the newest program first: older ones may have been destroyed */
+	for (int i = fake.nmods - 1; i >= 0 && ff->nargs < 0; i--)
+		for (int e = 0; e < fake.mods[i]->nentries; e++) {
+			const CgEntry *en = &fake.mods[i]->entries[e];
+			if (strcmp(en->symbol, name) != 0)
+				continue;
+			ff->nargs = en->nargs;
+			ff->ws = -1;
+			for (int j = 0; j < en->nargs; j++)
+				ff->ws = en->args[j].kind == CGARG_WORKSPACE ? j : ff->ws;
+		}
+	ck_assert_msg(ff->nargs >= 0, "fake driver: no compiled program has an entry %s", name);
 	*f = (CUfunction)(void *)ff;
 	return CUDA_SUCCESS;
 }
@@ -462,7 +482,7 @@ static void teardown(void)
 	ck_assert_int_eq(fake.depth, 0);
 }
 
-/* Compile with the context; tell the fake each entry's argument count. */
+/* Compile with the context; tell the fake its entries' arguments. */
 static fz_program *compile(const char *src, int fuse)
 {
 	fz_compile_options o = fz_compile_options_default();
@@ -471,8 +491,8 @@ static fz_program *compile(const char *src, int fuse)
 	fz_diag d;
 	fz_status s = fz_program_compile(ctx, "calls.fz", src, strlen(src), &o, &p, &d);
 	ck_assert_msg(s == FZ_OK, "%s", s == FZ_ERR_PROGRAM ? d.rendered : fz_last_error());
-	for (int e = 0; e < p->c->module.nentries; e++)
-		((FakeFunc *)(void *)p->funcs[e])->nargs = p->c->module.entries[e].nargs;
+	ck_assert_int_lt(fake.nmods, MAX_OBJS);
+	fake.mods[fake.nmods++] = &p->c->module;
 	return p;
 }
 
@@ -622,8 +642,9 @@ START_TEST(automatic_graph_after_stable_bindings)
 		clear_counts();
 		for (int i = 0; i < GRAPH_AFTER - 1; i++) {
 			int n = launch_calls(r);
-			/* a rebinding drops the graph captured with the old values */
-			ck_assert_int_eq(n, 2 + (round == 1 && i == 0));
+			/* a rebinding drops the graph captured with the old values; the
+			 * first launch loads the kernel (cuModuleLoadData, cuModuleGetFunction) */
+			ck_assert_int_eq(n, 2 + (round == 1 && i == 0) + 2 * (round == 0 && i == 0));
 			check_asbr_op(i, x, Z, 0.5f, false);
 		}
 		ck_assert_int_eq(calls[F_cuGraphExecDestroy], round);
@@ -810,12 +831,13 @@ START_TEST(per_op_and_sizes)
 				ck_assert_int_eq(memcmp(a->args, b->args, sizeof a->args), 0);
 				ck_assert_int_eq(memcmp(a->grid, b->grid, sizeof a->grid), 0);
 			}
-			/* a memset zeroes the workspace its kernel is given (its last argument) */
+			/* a memset zeroes the workspace its kernel is given */
 			if (fake.ran[j].kind == FK_MEMSET) {
 				ck_assert_int_lt(j + 1, per);
 				const FakeOp *kn = &fake.ran[j + 1];
 				ck_assert_int_eq(kn->kind, FK_KERNEL);
-				ck_assert(kn->args[kn->f->nargs - 1] == fake.ran[j].dst);
+				ck_assert_int_ge(kn->f->ws, 0);
+				ck_assert(kn->args[kn->f->ws] == fake.ran[j].dst);
 				zeroed += (int64_t)fake.ran[j].bytes;
 			}
 		}
@@ -988,6 +1010,73 @@ START_TEST(pointers_of_another_device)
 }
 END_TEST
 
+/* ---- entries loaded on first use --------------------------------------------------------- */
+
+static void launch_softmax(fz_run *r, int64_t rows, int64_t n)
+{
+	int64_t shape[2] = {rows, n};
+	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 2, shape), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F32, 2, shape), FZ_OK);
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+}
+
+/* Compiling a program compiles nothing; the first launch of each path (the
+ * register path, the row cache, split rows) compiles and loads that entry
+ * alone; sizes taking a loaded path load nothing; the same program in the
+ * context again, or in a new context, finds the entries loaded, or on disk. */
+START_TEST(entries_loaded_on_first_use)
+{
+	static const char src[] = "in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e) + 0.25\n";
+	fz_cache_stats st0, st;
+	fz_context_cache_stats(ctx, &st0);
+	fz_program *p = compile(src, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 0);
+	static const struct {
+		int64_t rows, n;
+		const char *entry;
+		int loads;
+	} runs[] = {
+		{64, 1024, "calls_k0_reg4", 1}, {64, 1001, "calls_k0_row", 2},  {4, 1 << 18, "calls_k0_split", 3},
+		{8, 4096, "calls_k0_reg4", 3},  {3, 77, "calls_k0_row", 3},     {64, 1024, "calls_k0_reg4", 3},
+	};
+	for (int i = 0; i < 6; i++) {
+		fake.nran = 0;
+		launch_softmax(r, runs[i].rows, runs[i].n);
+		ck_assert_str_eq(fake.ran[fake.nran - 1].f->name, runs[i].entry);
+		ck_assert_int_eq(calls[F_cuModuleLoadData], runs[i].loads);
+		ck_assert_int_eq(calls[F_cuModuleGetFunction], runs[i].loads);
+	}
+	fz_context_cache_stats(ctx, &st);
+	ck_assert_uint_eq(st.nvrtc_compiles + st.disk_hits - st0.nvrtc_compiles - st0.disk_hits, 3);
+	/* the same program again: the loaded modules */
+	fz_program *q = compile(src, 1);
+	fz_run *r2;
+	ck_assert_int_eq(fz_run_create(q, NULL, &r2), FZ_OK);
+	launch_softmax(r2, 16, 512);
+	fz_context_cache_stats(ctx, &st0);
+	ck_assert_uint_eq(st0.memory_hits, st.memory_hits + 1);
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 3);
+	fz_run_destroy(r2);
+	fz_program_destroy(q);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+	/* a new context: from the disk cache */
+	fz_context_destroy(ctx);
+	ck_assert_int_eq(fz_context_create(0, &ctx), FZ_OK);
+	p = compile(src, 1);
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	launch_softmax(r, 4, 1 << 18);
+	fz_context_cache_stats(ctx, &st);
+	ck_assert_uint_eq(st.nvrtc_compiles, 0);
+	ck_assert_uint_eq(st.disk_hits, 1);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
 int main(void)
 {
 	setenv("FUSEC_GRAPH_AFTER", "8", 1);
@@ -1013,6 +1102,7 @@ int main(void)
 	tcase_add_test(tc, outputs_every_launch);
 	tcase_add_test(tc, shared_memory_opt_in);
 	tcase_add_test(tc, pointers_of_another_device);
+	tcase_add_test(tc, entries_loaded_on_first_use);
 	suite_add_tcase(su, tc);
 	int rc = tu_run(su);
 	char cmd[256];

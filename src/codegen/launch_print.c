@@ -1,0 +1,127 @@
+/*
+ * launch_print.c: --emit=launch, a kernel's launch plan in words.
+ *
+ * What cg_launch decided, as it decided it: the path and the rule that chose
+ * it (one line, with the sizes that made the difference), the entry, grid,
+ * block, shared memory and workspace, and the launch-plan values the entry
+ * receives (its CgArgs beyond the kernel's parameters). The rule's words
+ * are here, the rule itself only in launch.c: this file formats the
+ * CgRule that cg_launch set.
+ */
+#include "codegen/cgint.h"
+
+static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, const CgLaunch *l)
+{
+	const struct CgKernelInfo *ki = &m->kinfo[k];
+	Dim d = p->kernels[k].domain[p->kernels[k].rank - 1];
+	const char *N = dim_is_sym(d) ? p->g->dims[dim_sym(d)] : "the row length";
+	int V = ki->vec, K = ki->rk;
+	long long n = (long long)l->n, G = l->block[0];
+	switch (l->rule) {
+	case CG_RULE_EMPTY: sb_puts(sb, "nothing to do: no elements, or no rows"); return;
+	case CG_RULE_PW_LIGHT: sb_printf(sb, "light math: a block per 256 chunks of %d elements", V); return;
+	case CG_RULE_PW_HEAVY:
+		sb_puts(sb, "long math (tanh, erf, sin, cos, pow): one resident wave of a grid-stride loop, cut by the "
+		            "runtime to what the entry's registers fit");
+		return;
+	case CG_RULE_REG:
+		sb_printf(sb, "%s = %lld is a multiple of %d, and %lld threads a row hold it in %d chunks of %d each", N, n, V, G,
+		          K, V);
+		return;
+	case CG_RULE_ROW_NO_REG:
+		sb_puts(sb, "no register path: what the passes carry would not fit in registers");
+		return;
+	case CG_RULE_ROW_UNALIGNED: sb_printf(sb, "%s = %lld is not a positive multiple of %d", N, n, V); return;
+	case CG_RULE_ROW_LONG:
+		sb_printf(sb, "%s = %lld is more than %lld threads a row hold in %d chunks of %d each", N, n, G, K, V);
+		return;
+	case CG_RULE_ROW_PREFETCH:
+		sb_puts(sb, "the register path's prefetch buffer would not fit in shared memory");
+		return;
+	case CG_RULE_ROW_GLOBAL:
+		sb_printf(sb, "many rows whose cache (%lld bytes) does not fit in a block's shared memory",
+		          (long long)l->cstride);
+		return;
+	case CG_RULE_SPLIT_FEW:
+		sb_printf(sb, "%lld rows leave most of the device idle, and %s = %lld is long enough to share",
+		          (long long)l->rows, N, n);
+		return;
+	case CG_RULE_SPLIT_LONG:
+		sb_printf(sb, "a row's cache does not fit in one block's shared memory; %lld segments of %lld do",
+		          (long long)l->grid[1], (long long)l->seg);
+		return;
+	case CG_RULE_FORCED: sb_puts(sb, "forced (a test)"); return;
+	}
+	sb_puts(sb, "?");
+}
+
+static const char *cache_words(CgCache c)
+{
+	switch (c) {
+	case CG_CACHE_NONE: return "no row cache";
+	case CG_CACHE_SHARED: return "the row cache in shared memory";
+	case CG_CACHE_GLOBAL: return "the row cache in the workspace";
+	}
+	return "?";
+}
+
+/* The entry's arguments beyond the kernel's parameters and the workspace. */
+static void print_values(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l)
+{
+	static const char *names[] = {[CGARG_SEG] = "fz_len", [CGARG_CSTRIDE] = "fz_cstride", [CGARG_CWS] = "fz_cws",
+	                              [CGARG_PARTIALS] = "fz_wpart"};
+	const CgEntry *e = &m->entries[l->entry];
+	int n = 0;
+	for (int i = 0; i < e->nargs; i++) {
+		const CgArg *a = &e->args[i];
+		if (a->kind == CGARG_PARAM || a->kind == CGARG_WORKSPACE)
+			continue;
+		sb_puts(sb, n++ ? ", " : "  values     ");
+		if (a->kind == CGARG_SLOT)
+			sb_printf(sb, "fz_so%d %lld", a->index, (long long)cg_launch_arg(m, k, l, a));
+		else
+			sb_printf(sb, "%s %lld", names[a->kind], (long long)cg_launch_arg(m, k, l, a));
+	}
+	if (n)
+		sb_puts(sb, "\n");
+}
+
+void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const CgLaunch *l)
+{
+	const Kernel *kn = &p->kernels[k];
+	const struct CgKernelInfo *ki = &m->kinfo[k];
+	sb_printf(sb, "kernel %s: %s over %s", kn->name, kn->kind == KERNEL_ROW ? "rows" : "pointwise",
+	          ir_shape_str(sb->arena, p->g, kn->rank, kn->domain));
+	if (kn->kind == KERNEL_ROW)
+		sb_printf(sb, ", %lld row%s of %lld", (long long)l->rows, l->rows == 1 ? "" : "s", (long long)l->n);
+	sb_puts(sb, "\n");
+	if (l->empty) {
+		sb_puts(sb, "  empty      nothing to launch\n");
+		return;
+	}
+	const CgEntry *e = &m->entries[l->entry];
+	sb_printf(sb, "  path       %s", cg_path_name(l->path));
+	if (l->path == CG_PATH_REG)
+		sb_printf(sb, ", %d chunks of %d a thread", e->K, ki->vec);
+	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT)
+		sb_printf(sb, ", %s", cache_words(l->cache));
+	sb_puts(sb, "\n  rule       ");
+	print_rule(sb, m, p, k, l);
+	sb_printf(sb, "\n  entry      %s\n", e->symbol);
+	sb_printf(sb, "  grid       %u x %u x %u%s%s\n", l->grid[0], l->grid[1], l->grid[2],
+	          l->cooperative ? " (cooperative)" : "", l->resident ? " (resident blocks: cut to what fits)" : "");
+	sb_printf(sb, "  block      %u x %u x %u\n", l->block[0], l->block[1], l->block[2]);
+	sb_printf(sb, "  smem       %u bytes dynamic, %d static\n", l->smem, ki->static_smem);
+	sb_printf(sb, "  workspace  %lld bytes", (long long)l->workspace);
+	if (l->workspace_zero > 0)
+		sb_printf(sb, ", the first %lld zeroed", (long long)l->workspace_zero);
+	sb_puts(sb, "\n");
+	print_values(sb, m, k, l);
+}
+
+void cg_print_device(StrBuf *sb, const CgDevice *d)
+{
+	sb_printf(sb, "# device: sm_%d%d, %d SMs, %d threads and %d bytes of shared memory an SM, %d a block\n",
+	          d->cc_major, d->cc_minor, d->sm_count, d->max_threads_per_sm, d->smem_per_sm,
+	          d->smem_per_block_optin);
+}

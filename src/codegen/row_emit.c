@@ -1,0 +1,478 @@
+/*
+ * row_emit.c: the entries of a row kernel, one per path.
+ *
+ * Every path runs the same skeleton: a loop over the rows of the block
+ * (grid-stride), and in it, for each pass, accumulators, the path's walk
+ * over the thread's chunks of the row, the block's reduction (and, for
+ * split rows, the exchange between the blocks of a row), then the per-row
+ * values the next pass needs; after the epilogue, the per-row outputs. What
+ * differs between paths (their state, their chunk loop, their exchange) is
+ * a RowPath (rowint.h), one file each: row_reg.c, row_loop.c, row_split.c.
+ *
+ * An entry is written body first: the prologue tests the alignment of the
+ * parameters the body used, so it is written last and put in front.
+ */
+#include "codegen/rowint.h"
+
+#include <string.h>
+
+/* The paths a row kernel has an entry for, in the module's order. */
+static const RowPath *const row_paths[] = {&row_reg_path, &row_loop_path, &row_split_path};
+
+const char *row_ptr(RowK *R, int i)
+{
+	R->used[i] = true;
+	const char *name = cg_param_name(R->c, i);
+	return R->roff[i] ? arena_printf(R->c->a, "%s + %s", name, R->roff[i]) : name;
+}
+
+/* ---- reductions ---------------------------------------------------------------------- */
+
+const char *row_acc_type(RowK *R, NodeId red)
+{
+	const Graph *g = R->c->g;
+	const Node *n = &g->nodes[red];
+	fz_dtype in = (fz_dtype)g->nodes[n->args[0]].dtype;
+	if (n->op == OP_SUM || n->op == OP_MEAN)
+		return !dtype_is_float(in) ? "long long" : in == FZ_F64 ? "double" : "float";
+	return in == FZ_BOOL ? "int" : cg_compute_type(in);
+}
+
+const char *row_acc_op(const Node *n) { return n->op == OP_MAX ? "fz_max" : n->op == OP_MIN ? "fz_min" : "fz_sum"; }
+
+const char *row_acc_identity(RowK *R, NodeId red)
+{
+	const char *t = row_acc_type(R, red);
+	Op op = (Op)R->c->g->nodes[red].op;
+	bool dbl = strcmp(t, "double") == 0, flt = strcmp(t, "float") == 0, ll = strcmp(t, "long long") == 0;
+	if (op == OP_SUM || op == OP_MEAN)
+		return dbl ? "0.0" : flt ? "0.0f" : "0LL";
+	bool mx = op == OP_MAX;
+	if (flt)
+		return mx ? "(-__uint_as_float(0x7f800000u))" : "__uint_as_float(0x7f800000u)";
+	if (dbl)
+		return mx ? "(-__longlong_as_double(0x7ff0000000000000ll))" : "__longlong_as_double(0x7ff0000000000000ll)";
+	if (ll)
+		return mx ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+	bool is_bool = R->c->g->nodes[R->c->g->nodes[red].args[0]].dtype == FZ_BOOL;
+	if (is_bool)
+		return mx ? "0" : "1";
+	return mx ? "(-2147483647 - 1)" : "2147483647";
+}
+
+/* The value of a finished reduction from its accumulator. */
+static const char *acc_result(RowK *R, NodeId red)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[red];
+	const char *t = row_acc_type(R, red);
+	if (n->op == OP_MEAN) {
+		if (strcmp(t, "long long") == 0)
+			return arena_printf(c->a, "(float)a%d / (float)fz_n", red);
+		return arena_printf(c->a, "a%d / (%s)fz_n", red, t);
+	}
+	if (n->dtype == FZ_BOOL)
+		return arena_printf(c->a, "a%d != 0", red);
+	return arena_printf(c->a, "a%d", red);
+}
+
+/* ---- a chunk ------------------------------------------------------------------------- */
+
+/* One line computing node id inside a chunk's u-loop. */
+static bool emit_node(RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[id];
+	const char *e = cg_node_expr(c, id);
+	if (!e)
+		return false;
+	cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
+	c->vname[id] = arena_printf(c->a, "t%d", id);
+	return true;
+}
+
+/* Accumulate the reductions of pass q (inside the u-loop): per element,
+ * checked against the row's (or segment's) end, or into the chunk's
+ * partials (the register path, see emit_partials). */
+static void emit_accumulate(RowK *R, int q, bool checked)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const Node *n = &c->g->nodes[red];
+		const char *v = cg_value(c, n->args[0]);
+		const char *t = row_acc_type(R, red);
+		if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
+			v = arena_printf(c->a, "(%s)%s", t, v);
+		if (!checked) {
+			cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, row_acc_op(n), red, v, cg_comment(c, n));
+			continue;
+		}
+		cw_line(R->w, "if (j0 + u < fz_e)");
+		cw_in(R->w);
+		cw_line(R->w, "a%d = %s::f(a%d, %s); // %s", red, row_acc_op(n), red, v, cg_comment(c, n));
+		cw_out(R->w);
+	}
+}
+
+/* The register path accumulates a chunk's V values into partials p<red>
+ * (declared before its u-loop, open = true), then adds them to the
+ * accumulators with one select for the chunk (open = false): a chunk is all
+ * in the row or all past it, so the check is once a chunk, not an element. */
+static void emit_partials(RowK *R, int q, bool open)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const char *t = row_acc_type(R, red), *id = row_acc_identity(R, red);
+		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
+			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
+		if (open)
+			cw_line(R->w, "%s p%d = %s;", t, red, id);
+		else
+			cw_line(R->w, "a%d = j0 < fz_ei ? %s::f(a%d, p%d) : a%d;", red, row_acc_op(&c->g->nodes[red]), red, red,
+			        red);
+	}
+}
+
+bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	int32_t arr = cg_new_stamp(c);
+	/* arrays for the values stored or cached after the loop */
+	for (int i = 0; i < nt; i++) {
+		NodeId id = t[i];
+		bool keep = (row_is_colv(R, id) && c->ph[id] == q && row_param_of(R, id, PARAM_OUT) >= 0) ||
+		            row_slot_of(R, id) >= 0;
+		if (!keep || cg_is_leaf(c, id) || c->mark2[id] == arr)
+			continue;
+		c->mark2[id] = arr;
+		cw_line(w, "%s v%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+	}
+	if (reg)
+		emit_partials(R, q, true);
+	cw_unroll(w);
+	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+	for (int i = 0; i < m->ncomp; i++)
+		if (!emit_node(R, m->comp[i]))
+			return false;
+	emit_accumulate(R, q, !reg);
+	for (int i = 0; i < nt; i++)
+		if (c->mark2[t[i]] == arr) {
+			c->mark2[t[i]] = 0;
+			cw_line(w, "v%d[u] = %s;", t[i], cg_value(c, t[i]));
+		}
+	cw_close(w);
+	if (reg)
+		emit_partials(R, q, false);
+	return true;
+}
+
+const char *row_value_array(RowK *R, NodeId id, int q)
+{
+	if (cg_is_leaf(R->c, id))
+		return arena_printf(R->c->a, q == 0 ? "l%d[0]" : "l%d", id);
+	return arena_printf(R->c->a, "v%d", id);
+}
+
+/* ---- passes -------------------------------------------------------------------------- */
+
+/* After the chunk loop: combine the threads of the row (and, for split
+ * rows, the blocks), then the reductions' values. */
+static void emit_finish(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] == q + 1)
+			cw_line(R->w, "a%d = fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red,
+			        row_acc_op(&c->g->nodes[red]), red);
+	}
+	if (R->path->exchange)
+		R->path->exchange(R, q);
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] != q + 1)
+			continue;
+		const Node *n = &c->g->nodes[red];
+		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), red, acc_result(R, red),
+		        cg_comment(c, n));
+		c->vname[red] = arena_printf(c->a, "t%d", red);
+	}
+}
+
+/* Per-row leaves (phase 0), read once a row. */
+static void emit_row_leaves(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_IN || c->mark3[kp->node] != R->rowc || c->pin[kp->node] != i || row_is_colv(R, kp->node))
+			continue;
+		const Node *n = &c->g->nodes[kp->node];
+		R->used[i] = true;
+		cw_line(R->w, "const %s t%d = fz_in(%s[%s]);", cg_compute_type((fz_dtype)n->dtype), kp->node,
+		        cg_param_name(c, i), R->roff[i] ? R->roff[i] : "0");
+		c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
+	}
+}
+
+/* Per-row values of phase p (leaves and computed ones), in graph order. */
+static bool emit_rowc(RowK *R, int p)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (p == 0)
+		emit_row_leaves(R);
+	for (int i = 0; i < k->nnodes; i++) {
+		NodeId id = k->nodes[i];
+		if (c->mark3[id] != R->rowc || row_is_colv(R, id) || row_is_red(R, id) || cg_is_leaf(c, id) || c->ph[id] != p)
+			continue;
+		const Node *n = &c->g->nodes[id];
+		const char *e = cg_node_expr(c, id);
+		if (!e)
+			return false;
+		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
+		c->vname[id] = arena_printf(c->a, "t%d", id);
+	}
+	return true;
+}
+
+static void pass_comment(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (q == R->P) {
+		cw_line(R->w, "// epilogue: the per-element outputs");
+		return;
+	}
+	StrBuf sb;
+	sb_init(&sb, c->a);
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1)
+			sb_printf(&sb, "%s %s", sb.len ? "," : "", cg_comment(c, &c->g->nodes[k->reductions[i]]));
+	cw_line(R->w, "// pass %d of %d:%s", q + 1, R->P, sb_str(&sb));
+}
+
+static bool emit_pass(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, k->nreductions + k->nparams + R->ncached + 1);
+	int nt = row_targets(R, q, t);
+	Closure m;
+	row_closure(R, q, t, nt, &m);
+	if (nt == 0)
+		return emit_rowc(R, q + 1);
+	pass_comment(R, q);
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] == q + 1)
+			cw_line(R->w, "%s a%d = %s;", row_acc_type(R, red), red, row_acc_identity(R, red));
+	}
+	cw_begin(R->w);
+	if (!R->path->chunks(R, q, &m, t, nt))
+		return false;
+	cw_close(R->w);
+	if (q < R->P)
+		emit_finish(R, q);
+	return emit_rowc(R, q + 1);
+}
+
+/* Per-row outputs, written once a row by its group's first thread. */
+static void emit_row_stores(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_OUT || row_is_colv(R, kp->node))
+			continue;
+		R->used[i] = true;
+		cw_line(R->w, "if (%s)", R->path->row_store_cond);
+		cw_in(R->w);
+		cw_line(R->w, "fz_out(%s[%s], %s);", cg_param_name(c, i), R->roff[i] ? R->roff[i] : "0",
+		        cg_value(c, kp->node));
+		cw_out(R->w);
+	}
+}
+
+/* ---- the entry ----------------------------------------------------------------------- */
+
+/* Declarations of the row offsets of the parameters used (inside the row
+ * loop) and their constants (before it); for the leaves the register path
+ * prefetches, the next row's too (fz_q<i>, `next`). */
+static void emit_offsets(RowK *R, CgW *before, CgW *inside, CgW *next)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nparams; i++)
+		if (R->roff[i] && R->used[i])
+			R->used[R->rdecl[i]] = true; /* the one that declares it */
+	bool *pf = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	bool prefetch = R->path->path == CG_PATH_REG && R->npf > 0;
+	for (int i = 0; prefetch && i < R->npf; i++)
+		pf[R->rdecl[c->pin[R->pf[i]]]] = true;
+	if (prefetch)
+		cw_line(next, "const long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;");
+	for (int i = 0; i < k->nparams; i++) {
+		if (!R->roff[i] || !R->used[i] || R->rdecl[i] != i)
+			continue;
+		const Node *n = &c->g->nodes[k->params[i].node];
+		CgRun runs[FZ_MAX_RANK];
+		int nr = cg_runs(n, R->r, k->domain, R->r - 1, runs);
+		for (int nx = 0; nx < (pf[i] ? 2 : 1); nx++) {
+			const char *name = arena_printf(c->a, nx ? "fz_q%d" : "fz_r%d", i);
+			const char *off = cg_offset(c, k, runs, nr, R->r - 1, name, nx ? "fz_rn" : "fz_rr", before);
+			cw_line(nx ? next : inside, "const long long %s = %s%s;", name,
+			        nr == 1 && runs[0].kept ? off : arena_printf(c->a, "(%s)", off),
+			        row_is_colv(R, k->params[i].node) ? " * fz_n" : "");
+		}
+	}
+}
+
+/* The scalar inputs' names (declared in the prologue). */
+static void name_scalars(RowK *R)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < R->k->nparams; i++) {
+		const KParam *kp = &R->k->params[i];
+		if (kp->kind == PARAM_SCALAR && c->pin[kp->node] == i)
+			c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
+	}
+}
+
+/* What every path declares first: the reductions' scratch, the sizes, the
+ * vector test, the scalar inputs. */
+static void emit_prologue(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (R->P > 0) {
+		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
+		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
+	}
+	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
+	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
+	StrBuf cond;
+	sb_init(&cond, c->a);
+	sb_printf(&cond, "fz_n %% %d == 0", R->vec);
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if ((kp->kind == PARAM_IN || kp->kind == PARAM_OUT) && R->used[i] && row_is_colv(R, kp->node))
+			sb_printf(&cond, " && fz_aligned(%s, %d)", cg_param_name(c, i),
+			          cg_vec_align(R->vec, (fz_dtype)c->g->nodes[kp->node].dtype));
+	}
+	cw_line(w, "const bool fz_vec = %s;", sb_str(&cond));
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind == PARAM_SCALAR && c->pin[kp->node] == i)
+			cw_line(w, "const %s t%d = fz_in(%s);", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype),
+			        kp->node, cg_param_name(c, i));
+	}
+}
+
+/* The loop over the rows of a block (grid-stride) around the passes. */
+static void emit_row_loop(RowK *R, CgW *w, const StrBuf *inside, const StrBuf *next, const StrBuf *body)
+{
+	cw_open(w, "for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
+	           "(long long)gridDim.x * blockDim.y)");
+	cw_line(w, "const long long fz_row = fz_rb + threadIdx.y;");
+	cw_line(w, "const bool fz_act = fz_row < fz_rows;");
+	if (inside->len > 0)
+		cw_line(w, "const long long fz_rr = fz_act ? fz_row : fz_rows - 1;");
+	R->path->row_head(R, w);
+	cw_append(w, inside);
+	cw_append(w, next);
+	cw_append(w, body);
+	cw_close(w);
+}
+
+/* The body of the row loop: the passes and the per-row outputs. */
+static bool emit_body(RowK *R)
+{
+	bool ok = emit_rowc(R, 0);
+	for (int q = 0; ok && q <= R->P; q++)
+		ok = emit_pass(R, q);
+	if (ok)
+		emit_row_stores(R);
+	return ok;
+}
+
+static StrBuf *new_text(Cg *c, CgW *w, int depth)
+{
+	StrBuf *sb = ARENA_NEW(c->a, StrBuf);
+	sb_init(sb, c->a);
+	cw_init(w, sb, depth);
+	return sb;
+}
+
+/* The entry of path `rp`: body first (it decides which parameters are used),
+ * then the comment, signature and prologue in front of it. */
+static bool emit_entry(RowK *R, const RowPath *rp)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + 16 + c->info->nslots);
+	int nargs = 0;
+	for (int i = 0; i < k->nparams; i++)
+		args[nargs++] = (CgArg){CGARG_PARAM, i};
+	nargs += rp->args(R, args + nargs);
+	cg_begin_entry(c, rp->path, rp->path == CG_PATH_REG ? R->rk : 0, rp->path == CG_PATH_REG ?
+	               arena_printf(c->a, "reg%d", R->rk) : cg_path_name(rp->path), args, nargs);
+	c->helpers |= CGH_ROW | CGH_MINMAX | rp->helpers;
+	R->path = rp;
+	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	CgW body, before, inside, next, *out = c->w;
+	StrBuf *bsb = new_text(c, &body, 2), *isb = new_text(c, &inside, 2), *nsb = new_text(c, &next, 2);
+	StrBuf *psb = new_text(c, &before, 1);
+	R->w = &body;
+	name_scalars(R);
+	if (!emit_body(R))
+		return false;
+	emit_prologue(R, &before);
+	emit_offsets(R, &before, &inside, &next);
+	cg_entry_header(c, arena_printf(c->a, "rows of %s, %d pass%s over each row, then the epilogue",
+	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
+	                rp->describe(R));
+	cg_entry_signature(c, c->info->max_threads == 1024 && R->rk > 0 ? "FZ_LEAN_ROW" :
+	                   arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
+	cw_begin(out);
+	cw_append(out, psb);
+	rp->prologue(R, out);
+	emit_row_loop(R, out, isb, nsb, bsb);
+	cw_close(out);
+	cg_end_entry(c);
+	return true;
+}
+
+bool cg_row(Cg *c)
+{
+	if (!c->ph) {
+		int n = c->g->n + 1;
+		c->ph = ARENA_ARRAY(c->a, int32_t, n);
+		c->lastread = ARENA_ARRAY(c->a, int32_t, n);
+		c->nflags = ARENA_ARRAY(c->a, uint8_t, n);
+	}
+	RowK R = {.c = c, .k = c->k, .r = c->k->rank};
+	R.vec = c->vec = cg_vec_width(c, true);
+	R.rowc = cg_new_stamp(c);
+	bool ok = row_plan(&R);
+	for (size_t i = 0; ok && i < sizeof row_paths / sizeof row_paths[0]; i++) {
+		const RowPath *rp = row_paths[i];
+		bool has = rp->path == CG_PATH_REG ? R.rk > 0 : rp->path == CG_PATH_SPLIT ? R.P > 0 : true;
+		if (has)
+			ok = emit_entry(&R, rp);
+	}
+	row_reset(&R);
+	return ok && !c->d->set;
+}

@@ -1,0 +1,180 @@
+/*
+ * row_loop.c: the ROW path, a group of threads a row with its row cache.
+ *
+ * blockDim.x threads take a row (up to a warp: shuffles only, blockDim.y
+ * rows a block; more: a block a row) in chunks of V elements, each thread
+ * the same chunks in every pass, so the row cache needs no barrier. The
+ * first pass, the only one that reads the inputs from global memory when
+ * the row is cached, keeps one chunk in flight ahead of the one it works
+ * on. The row cache (row_plan.c decides what is in it) is in dynamic shared
+ * memory or in the workspace, where and at which offsets as cg_launch says
+ * (fz_cws, fz_cstride, fz_so<s>): the same code either way. cg_launch takes
+ * this path for rows the register path cannot hold.
+ *
+ * The chunk loop and the cache pointers are shared with split rows
+ * (row_split.c), whose blocks each take a segment of the row.
+ */
+#include "codegen/rowint.h"
+
+int row_cache_args(RowK *R, CgArg *args)
+{
+	int n = 0;
+	if (R->c->info->nslots == 0)
+		return 0;
+	args[n++] = (CgArg){CGARG_CSTRIDE, 0};
+	args[n++] = (CgArg){CGARG_CWS, 0};
+	for (int s = 1; s < R->c->info->nslots; s++)
+		args[n++] = (CgArg){CGARG_SLOT, s};
+	return n;
+}
+
+void row_cache_pointers(RowK *R, CgW *w, bool split)
+{
+	Cg *c = R->c;
+	int ns = c->info->nslots;
+	if (ns == 0)
+		return;
+	cw_line(w, "// the row cache: %d slot%s, in shared memory or the workspace (fz_cws)", ns, ns == 1 ? "" : "s");
+	cw_line(w, "unsigned char *fz_cb = fz_cws < 0 ? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_cstride");
+	cw_in(w);
+	cw_line(w, ": reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + (%s * blockDim.y + threadIdx.y) * fz_cstride;",
+	        split ? "((unsigned long long)blockIdx.y * gridDim.x + blockIdx.x)" : "(unsigned long long)blockIdx.x");
+	cw_out(w);
+	for (int i = 0; i < R->ncached; i++) {
+		NodeId id = R->cached[i];
+		const Node *n = &c->g->nodes[id];
+		const char *ty = cg_is_leaf(c, id) ? cg_store_type((fz_dtype)n->dtype)
+		                 : n->dtype == FZ_BOOL ? "unsigned char" : cg_compute_type((fz_dtype)n->dtype);
+		const char *at = R->cslot[i] ? arena_printf(c->a, "fz_cb + fz_so%d", R->cslot[i]) : "fz_cb";
+		cw_line(w, "%s *fz_c%d = reinterpret_cast<%s *>(%s);", ty, id, ty, at);
+	}
+}
+
+/* Loads of a chunk's leaves at j0 (passes after the first). */
+static void emit_leaf_loads(RowK *R, const Closure *m)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		int p = c->pin[id];
+		if (p < 0) {
+			cg_internal(c, "leaf %%%d of kernel %s has no parameter", id, R->k->name);
+			return;
+		}
+		cw_line(R->w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		cw_line(R->w, "fz_ld(l%d, %s, j0, fz_e, fz_vec);", id, row_ptr(R, p));
+		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
+	}
+}
+
+/* The values of earlier passes that pass q reads, from the row cache. */
+static void emit_freads(RowK *R, const Closure *m, const char *at)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < m->nfread; i++) {
+		NodeId id = m->fread[i];
+		cw_line(R->w, "%s f%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		cw_line(R->w, "fz_cld(f%d, fz_c%d + %s);", id, id, at);
+		c->vname[id] = arena_printf(c->a, "f%d[u]", id);
+	}
+}
+
+/* Pass 0 keeps one chunk in flight: l<id>[1] is loaded while l<id>[0] is used. */
+static void emit_first_loads(RowK *R, const Closure *m, bool open)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		const char *ptr = row_ptr(R, c->pin[id]);
+		if (!open) {
+			cw_line(R->w, "%s l%d[2][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+			cw_line(R->w, "fz_ld(l%d[1], %s, fz_j, fz_e, fz_vec);", id, ptr);
+			continue;
+		}
+		cw_line(R->w, "fz_mv(l%d[0], l%d[1]);", id, id);
+		cw_line(R->w, "fz_ld(l%d[1], %s, j0 + fz_step, fz_e, fz_vec);", id, ptr);
+		c->vname[id] = arena_printf(c->a, "l%d[0][u]", id);
+	}
+}
+
+bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	CgW *w = R->w;
+	const char *at = seg ? "(j0 - fz_beg)" : "j0"; /* a chunk's place in the cache */
+	if (q == 0)
+		emit_first_loads(R, m, false);
+	cw_open(w, "for (long long j0 = fz_j; j0 < fz_e; j0 += fz_step)");
+	if (q == 0)
+		emit_first_loads(R, m, true);
+	else
+		emit_leaf_loads(R, m);
+	emit_freads(R, m, at);
+	if (!row_elements(R, q, m, t, nt, false))
+		return false;
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && c->ph[kp->node] == q)
+			cw_line(w, "fz_st(%s, j0, fz_e, fz_vec, %s);", row_ptr(R, i), row_value_array(R, kp->node, q));
+	}
+	for (int i = 0; i < R->ncached; i++) {
+		NodeId id = R->cached[i];
+		if (c->ph[id] == q)
+			cw_line(w, "fz_cst(fz_c%d + %s, %s);", id, at, row_value_array(R, id, q));
+	}
+	cw_close(w);
+	return true;
+}
+
+static int loop_args(RowK *R, CgArg *args)
+{
+	if (R->c->info->nslots == 0)
+		return 0; /* nothing cached: no workspace either */
+	args[0] = (CgArg){CGARG_WORKSPACE, 0};
+	return 1 + row_cache_args(R, args + 1);
+}
+
+static const char *loop_describe(RowK *R)
+{
+	const struct CgKernelInfo *ki = R->c->info;
+	if (ki->nslots == 0)
+		return "a group of threads a row, no row cache";
+	int bytes = 0;
+	for (int s = 0; s < ki->nslots; s++)
+		bytes += ki->slot_bytes[s];
+	return arena_printf(R->c->a, "a group of threads a row, the row cache (%d bytes an element) in shared "
+	                    "memory or the workspace", bytes);
+}
+
+static void loop_prologue(RowK *R, CgW *w)
+{
+	if (R->c->info->nslots > 0)
+		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
+	cw_line(w, "const long long fz_j = (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;", R->vec,
+	        R->vec);
+	row_cache_pointers(R, w, false);
+}
+
+static void loop_row_head(RowK *R, CgW *w)
+{
+	(void)R;
+	cw_line(w, "const long long fz_e = fz_act ? fz_n : 0;");
+}
+
+static bool loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
+{
+	return row_loop_chunks(R, q, m, t, nt, false);
+}
+
+const RowPath row_loop_path = {
+	.path = CG_PATH_ROW,
+	.helpers = 0,
+	.args = loop_args,
+	.describe = loop_describe,
+	.prologue = loop_prologue,
+	.row_head = loop_row_head,
+	.chunks = loop_chunks,
+	.exchange = NULL,
+	.row_store_cond = "fz_act && threadIdx.x == 0",
+};

@@ -1,0 +1,439 @@
+/*
+ * row_plan.c: what a row kernel computes in which pass, and what it keeps.
+ *
+ * The rows are [A..., N]. Every node of the kernel is either per-element
+ * (its last dim is N: "column-varying") or per-row (last dim 1 or none: one
+ * value a row, computed once by every thread of the row's group). A node's
+ * phase is the number of reductions chained on the way from the leaves, so
+ * softmax has max(x) in phase 1, e - its exponentials - in phase 1 and the
+ * sum in phase 2. Pass q (0 .. P-1) runs over the row and accumulates the
+ * reductions of phase q+1; the epilogue (pass P) writes the per-element
+ * outputs; per-row values are computed between passes, once their
+ * reductions are done.
+ *
+ * The row cache: a per-element value computed in pass p and needed in a
+ * later pass (the input x of softmax, or a derived value such as
+ * gelu(x + b) + r in a fused layernorm, which is worth not recomputing) is
+ * written to the cache in pass p and read back later instead of being
+ * recomputed from global memory. Slots are reused once their last reader
+ * has passed (a thread reads its chunk before it writes it), so softmax
+ * needs 4 bytes an element and layernorm 4 (f32) or 6 (f16). Where the
+ * cache lives (registers, shared memory, the workspace) is the path's and
+ * the launch's business; this file decides what is in it.
+ *
+ * Also planned once for every entry: the register path's chunks a thread
+ * (rk), the leaves it prefetches a row ahead and their buffers, the entry's
+ * thread bound, and everything cg_launch needs (CgKernelInfo).
+ */
+#include "codegen/rowint.h"
+
+#include <string.h>
+
+/* ---- analysis ------------------------------------------------------------------ */
+
+static bool colv(const RowK *R, const Node *n)
+{
+	Dim N = R->k->domain[R->r - 1];
+	return n->rank > 0 && cg_dim_at(n, R->r, R->r - 1) == N;
+}
+
+static void touch(RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	if (c->nflags[id] & NK_SEEN)
+		return;
+	c->nflags[id] = NK_SEEN;
+	c->ph[id] = 0;
+	c->lastread[id] = -1;
+	VEC_PUSH(c->a, R->touched, R->ntouched, R->captouched, id);
+}
+
+/* Flags of a leaf: column-varying, and row-varying (some leading axis kept). */
+static bool leaf_flags(RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[id];
+	touch(R, id);
+	if (n->op == OP_CONST)
+		return true;
+	CgRun runs[FZ_MAX_RANK];
+	if (n->rank > R->r || cg_runs(n, R->r, R->k->domain, R->r, runs) < 0)
+		return cg_internal(c, "operand %%%d of kernel %s does not broadcast to its rows", id, R->k->name);
+	int nr = cg_runs(n, R->r, R->k->domain, R->r - 1, runs);
+	bool rowvar = false;
+	for (int i = 0; i < nr; i++)
+		rowvar |= runs[i].kept;
+	c->nflags[id] |= (colv(R, n) ? NK_COLV : 0) | (rowvar ? NK_ROWVAR : 0);
+	return true;
+}
+
+/* Node id's phase and flags from its arguments'. */
+static bool node_flags(RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[id];
+	bool rowvar = false;
+	int ph = 0;
+	for (int a = 0; a < ir_ops[n->op].arity; a++) {
+		NodeId x = n->args[a];
+		if (!(c->nflags[x] & NK_SEEN) && !leaf_flags(R, x))
+			return false;
+		rowvar |= (c->nflags[x] & NK_ROWVAR) != 0;
+		ph = c->ph[x] > ph ? c->ph[x] : ph;
+	}
+	touch(R, id);
+	if (n->rank > R->r || cg_runs(n, R->r, R->k->domain, R->r, (CgRun[FZ_MAX_RANK]){0}) < 0)
+		return cg_internal(c, "node %%%d of kernel %s does not broadcast to its rows", id, R->k->name);
+	if (ir_ops[n->op].cls == OC_REDUCE) {
+		if (colv(R, n) || !(c->nflags[n->args[0]] & NK_COLV))
+			return cg_internal(c, "reduction %%%d of kernel %s is not over its rows", id, R->k->name);
+		ph++;
+		R->P = ph > R->P ? ph : R->P;
+	}
+	c->nflags[id] |= (colv(R, n) ? NK_COLV : 0) | (rowvar ? NK_ROWVAR : 0);
+	c->ph[id] = ph;
+	return true;
+}
+
+static bool analyse(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (k->domain[R->r - 1] == 1)
+		return cg_internal(c, "row kernel %s reduces an axis of literal size 1", k->name);
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind != PARAM_DIM && !leaf_flags(R, k->params[i].node))
+			return false;
+	R->P = 0;
+	for (int i = 0; i < k->nnodes; i++)
+		if (!cg_is_leaf(c, k->nodes[i]) && !node_flags(R, k->nodes[i]))
+			return false;
+	return true;
+}
+
+bool row_is_red(const RowK *R, NodeId id) { return ir_ops[R->c->g->nodes[id].op].cls == OC_REDUCE; }
+bool row_is_colv(const RowK *R, NodeId id) { return (R->c->nflags[id] & NK_COLV) != 0; }
+bool row_is_rowvar(const RowK *R, NodeId id) { return (R->c->nflags[id] & NK_ROWVAR) != 0; }
+
+bool row_is_fread(const RowK *R, NodeId id, int q)
+{
+	return row_is_colv(R, id) && row_is_rowvar(R, id) && R->c->ph[id] < q && R->c->g->nodes[id].op != OP_CONST;
+}
+
+int row_targets(RowK *R, int q, NodeId *t)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int n = 0;
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1)
+			t[n++] = c->g->nodes[k->reductions[i]].args[0];
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && c->ph[kp->node] == q)
+			t[n++] = kp->node;
+	}
+	for (int i = 0; i < R->ncached; i++)
+		if (c->ph[R->cached[i]] == q)
+			t[n++] = R->cached[i];
+	return n;
+}
+
+/* Mark node x as needed by a closure with stamp s, classifying leaves and
+ * per-row values on the spot (they are not in the kernel's node list). */
+static void need(RowK *R, NodeId x, int32_t s, int q, Closure *out)
+{
+	Cg *c = R->c;
+	if (c->mark[x] == s)
+		return;
+	c->mark[x] = s;
+	const Node *n = &c->g->nodes[x];
+	if (n->op == OP_CONST)
+		return;
+	if (!row_is_colv(R, x)) {
+		c->mark3[x] = R->rowc;
+		return;
+	}
+	if (row_is_fread(R, x, q)) {
+		VEC_PUSH(c->a, out->fread, out->nfread, out->capfread, x);
+		return;
+	}
+	if (cg_is_leaf(c, x))
+		VEC_PUSH(c->a, out->leaf, out->nleaf, out->capleaf, x);
+}
+
+void row_closure(RowK *R, int q, const NodeId *t, int nt, Closure *out)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	memset(out, 0, sizeof *out);
+	int32_t s = cg_new_stamp(c);
+	for (int i = 0; i < nt; i++)
+		need(R, t[i], s, q, out);
+	NodeId *rev = ARENA_ARRAY(c->a, NodeId, k->nnodes + 1);
+	for (int i = k->nnodes - 1; i >= 0; i--) {
+		NodeId id = k->nodes[i];
+		if (c->mark[id] != s || !row_is_colv(R, id) || cg_is_leaf(c, id) || row_is_fread(R, id, q))
+			continue;
+		rev[out->ncomp++] = id;
+		const Node *n = &c->g->nodes[id];
+		for (int a = 0; a < ir_ops[n->op].arity; a++)
+			need(R, n->args[a], s, q, out);
+	}
+	out->comp = ARENA_ARRAY(c->a, NodeId, out->ncomp + 1);
+	for (int i = 0; i < out->ncomp; i++)
+		out->comp[i] = rev[out->ncomp - 1 - i];
+}
+
+/* ---- the row cache ----------------------------------------------------------------- */
+
+static int cache_bytes(RowK *R, NodeId id)
+{
+	const Node *n = &R->c->g->nodes[id];
+	return cg_is_leaf(R->c, id) ? (int)fz_dtype_size((fz_dtype)n->dtype) : cg_compute_size((fz_dtype)n->dtype);
+}
+
+/* Passes from the last to the first: which cached values each reads (so the
+ * earlier pass that computes them knows to write them), and every per-row
+ * value needed. */
+static void plan_reads(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, k->nreductions + k->nparams + k->nnodes + 1);
+	R->ncached = 0;
+	for (int q = R->P; q >= 0; q--) {
+		int nt = row_targets(R, q, t);
+		for (int i = 0; i < R->ntouched; i++) {
+			NodeId id = R->touched[i];
+			if (c->ph[id] == q && c->lastread[id] > q && row_is_colv(R, id) && row_is_rowvar(R, id))
+				t[nt++] = id;
+		}
+		Closure m;
+		row_closure(R, q, t, nt, &m);
+		for (int i = 0; i < m.nfread; i++)
+			if (c->lastread[m.fread[i]] < q)
+				c->lastread[m.fread[i]] = q;
+	}
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind == PARAM_OUT && !row_is_colv(R, k->params[i].node))
+			c->mark3[k->params[i].node] = R->rowc;
+	/* per-row values need their per-row arguments (a reduction stops here:
+	 * its argument is the passes' business) */
+	for (int i = k->nnodes - 1; i >= 0; i--) {
+		NodeId id = k->nodes[i];
+		const Node *n = &c->g->nodes[id];
+		if (c->mark3[id] != R->rowc || row_is_colv(R, id) || row_is_red(R, id) || cg_is_leaf(c, id))
+			continue;
+		for (int a = 0; a < ir_ops[n->op].arity; a++)
+			c->mark3[n->args[a]] = R->rowc;
+	}
+}
+
+/* Slots, in order of the pass that writes them: a value holds one from its
+ * pass to its last reader, and a later value of the same size may take it
+ * over. */
+static void plan_slots(RowK *R)
+{
+	Cg *c = R->c;
+	int *slot_last = ARENA_ARRAY(c->a, int, R->ntouched + 1);
+	int *slot_bytes = ARENA_ARRAY(c->a, int, R->ntouched + 1);
+	R->cached = ARENA_ARRAY(c->a, NodeId, R->ntouched + 1);
+	R->cslot = ARENA_ARRAY(c->a, int, R->ntouched + 1);
+	int nslots = 0;
+	for (int q = 0; q <= R->P; q++)
+		for (int i = 0; i < R->ntouched; i++) {
+			NodeId id = R->touched[i];
+			if (c->ph[id] != q || c->lastread[id] <= q)
+				continue;
+			int b = cache_bytes(R, id), s = 0;
+			while (s < nslots && !(slot_bytes[s] == b && slot_last[s] <= q))
+				s++;
+			if (s == nslots)
+				slot_bytes[nslots++] = b;
+			slot_last[s] = c->lastread[id];
+			R->cached[R->ncached] = id;
+			R->cslot[R->ncached++] = s;
+		}
+	c->info->nslots = nslots;
+	c->info->slot_bytes = slot_bytes;
+}
+
+int row_slot_of(const RowK *R, NodeId id)
+{
+	for (int i = 0; i < R->ncached; i++)
+		if (R->cached[i] == id)
+			return R->cslot[i];
+	return -1;
+}
+
+int row_param_of(const RowK *R, NodeId id, ParamKind kind)
+{
+	for (int i = 0; i < R->k->nparams; i++)
+		if (R->k->params[i].kind == kind && R->k->params[i].node == id)
+			return i;
+	return -1;
+}
+
+/* ---- row offsets ------------------------------------------------------------------- */
+
+static bool same_layout(const RowK *R, NodeId a, NodeId b)
+{
+	const Node *x = &R->c->g->nodes[a], *y = &R->c->g->nodes[b];
+	for (int ax = 0; ax < R->r; ax++)
+		if (cg_dim_at(x, R->r, ax) != cg_dim_at(y, R->r, ax))
+			return false;
+	return true;
+}
+
+/* Row offsets: names for the parameters whose rows differ. */
+static void plan_offsets(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	R->roff = ARENA_ARRAY(c->a, const char *, k->nparams + 1);
+	R->rdecl = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_IN && kp->kind != PARAM_OUT)
+			continue;
+		CgRun runs[FZ_MAX_RANK];
+		int nr = cg_runs(&c->g->nodes[kp->node], R->r, k->domain, R->r - 1, runs);
+		bool rowvar = false;
+		for (int j = 0; j < nr; j++)
+			rowvar |= runs[j].kept;
+		if (!rowvar)
+			continue;
+		/* parameters of the same shape (and layout) share one offset */
+		R->rdecl[i] = i;
+		for (int j = 0; j < i; j++)
+			if (R->roff[j] && same_layout(R, k->params[j].node, kp->node)) {
+				R->rdecl[i] = R->rdecl[j];
+				break;
+			}
+		R->roff[i] = arena_printf(c->a, "fz_r%d", R->rdecl[i]);
+	}
+}
+
+/* ---- the register path ------------------------------------------------------------- */
+
+/* Chunks a thread holds in registers: 16 elements, when what the passes
+ * carry fits (32 make the 64-register bound of 1024-thread blocks spill,
+ * measured with ptxas); 32 for rows of halves (V >= 8), whose entries are
+ * then bound to 512 threads (max_threads): half the bytes an element, so
+ * the same bytes in flight a thread and half the per-row work an element
+ * (H200, 8192x4096: layernorm f16 54.0 -> 49.2 us, softmax f16 66.3 ->
+ * 64.0, layernorm bf16 58.6 -> 56.6). */
+static int reg_elems(const RowK *R) { return R->vec >= 8 ? 32 : 16; }
+
+static int reg_chunks(RowK *R)
+{
+	int V = R->vec, E = reg_elems(R), K = V >= 2 ? E / V : 8, bytes = 0;
+	for (int i = 0; i < R->ncached; i++)
+		bytes += cg_compute_size((fz_dtype)R->c->g->nodes[R->cached[i]].dtype) * K * V;
+	return bytes <= 16 * E ? K : 0;
+}
+
+/* The entries' __launch_bounds__: 1024 threads (64 registers each) only for
+ * lean kernels, which is what a 1024-thread block a row needs (the longest
+ * rows cached in one block); 512 (128 registers) otherwise, so that wide
+ * chunks and long math chains do not spill. */
+static int max_threads(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int streams = 0;
+	for (int i = 0; i < k->nparams; i++)
+		streams += (k->params[i].kind == PARAM_IN || k->params[i].kind == PARAM_OUT) && row_is_colv(R, k->params[i].node);
+	bool heavy = false;
+	for (int i = 0; i < k->nnodes; i++)
+		heavy |= row_is_colv(R, k->nodes[i]) && cg_long_math((Op)c->g->nodes[k->nodes[i]].op);
+	c->info->heavy = heavy;
+	/* the register path's own loop carries less: up to 4 streams without
+	 * long math stay under 64 registers there (ptxas, every example) */
+	if (R->rk > 0 && streams <= 4 && !heavy)
+		return reg_elems(R) > 16 ? 512 : 1024;
+	return R->vec <= 4 && streams <= 2 && !heavy ? 1024 : 512;
+}
+
+/* The leaves the register path copies a row ahead into shared memory (its
+ * pass 0's row-varying leaves), and their buffers: for each, rk chunks of
+ * every thread of the block, in its storage type, one after the other.
+ * Measured on the H200, prefetching pays where a row takes long to compute
+ * against the bytes it loads: heavy kernels (bound to 512 threads: long
+ * math or many streams; bias-gelu-residual-layernorm 51% -> 67% of the
+ * floor) and half-precision rows (layernorm f16 48% -> 56%). Light f32
+ * rows lost 4 to 10 points with it (more registers, a persistent grid's
+ * tail), so they keep the plain loads. */
+static void plan_prefetch(RowK *R)
+{
+	Cg *c = R->c;
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, R->k->nreductions + R->k->nparams + R->ncached + 1);
+	Closure m;
+	row_closure(R, 0, t, row_targets(R, 0, t), &m);
+	R->pf = ARENA_ARRAY(c->a, NodeId, m.nleaf + 1);
+	R->pf_off = ARENA_ARRAY(c->a, int, m.nleaf + 1);
+	R->npf = 0;
+	if (R->rk == 0 || (c->info->max_threads >= 1024 && R->vec < 8))
+		return;
+	int bytes = 0;
+	for (int i = 0; i < m.nleaf; i++) {
+		NodeId id = m.leaf[i];
+		if (!row_is_rowvar(R, id) || c->pin[id] < 0 || !R->roff[c->pin[id]])
+			continue;
+		R->pf_off[R->npf] = bytes;
+		R->pf[R->npf++] = id;
+		bytes += R->rk * R->vec * (int)fz_dtype_size((fz_dtype)c->g->nodes[id].dtype);
+	}
+	c->info->pf_bytes = bytes;
+}
+
+bool row_is_pf(const RowK *R, NodeId id)
+{
+	for (int i = 0; i < R->npf; i++)
+		if (R->pf[i] == id)
+			return true;
+	return false;
+}
+
+/* ---- the plan ---------------------------------------------------------------------- */
+
+/* What cg_launch needs to know (CgKernelInfo), once the plan is made. */
+static void fill_info(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int nred = 0;
+	for (int q = 0; q < R->P; q++) {
+		int n = 0;
+		for (int i = 0; i < k->nreductions; i++)
+			n += c->ph[k->reductions[i]] == q + 1;
+		nred = n > nred ? n : nred;
+	}
+	c->info->vec = R->vec;
+	c->info->nred = nred;
+	c->info->npasses = R->P + 1;
+	c->info->static_smem = R->P > 0 ? CG_RED_WORDS * 8 : 0;
+	for (int i = 0; i < k->nparams; i++)
+		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !row_is_colv(R, k->params[i].node);
+	R->rk = c->info->rk = reg_chunks(R);
+	c->info->max_threads = max_threads(R);
+}
+
+bool row_plan(RowK *R)
+{
+	if (!analyse(R))
+		return false;
+	plan_reads(R);
+	plan_slots(R);
+	plan_offsets(R);
+	fill_info(R);
+	plan_prefetch(R);
+	return true;
+}
+
+void row_reset(RowK *R)
+{
+	for (int i = 0; i < R->ntouched; i++)
+		R->c->nflags[R->touched[i]] = 0;
+}

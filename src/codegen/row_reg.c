@@ -1,0 +1,219 @@
+/*
+ * row_reg.c: the REG path, each row held in registers.
+ *
+ * cg_launch takes it for rows whose length is a multiple of V and at most
+ * K chunks of V a thread of the row's group (K = rk, a compile-time class
+ * of the entry): chunk k of a thread is j0 = fz_ji + k * fz_stepi, the
+ * values later passes need live in fz_g<id>[k] instead of a row cache, a
+ * chunk is all in the row or all past it (loads past the row read its
+ * start, accumulation by one select a chunk, stores guarded), offsets are
+ * 32-bit, and no per-element bounds check is left. Pass 0 issues every load
+ * of a lone stream before it uses any (all of the thread's bytes in flight
+ * at once), or, where row_plan.c chose to prefetch, reads its row from
+ * shared memory, where it was copied while the block computed the row
+ * before, and has the next row's copied there (cp.async).
+ *
+ * It is what brought row kernels from about half of the floor to 80-94% on
+ * the H200 (docs/performance.md).
+ */
+#include "codegen/rowint.h"
+
+static int reg_args(RowK *R, CgArg *args)
+{
+	(void)R, (void)args;
+	return 0; /* no workspace: never split, no row cache */
+}
+
+static const char *reg_describe(RowK *R)
+{
+	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s", R->rk, R->vec,
+	                    R->npf > 0 ? "; the next row prefetched into shared memory" : "");
+}
+
+/* The prefetch buffer: leaf pf[i] at pf_off[i] bytes of every thread of the
+ * block, chunk k of a thread at fz_pf<id> + k * fz_pfk * V, so that a warp's
+ * copies and reads are consecutive 16-byte pieces. */
+static void emit_pf_buffer(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	cw_line(w, "const int fz_nr = (int)fz_n, fz_pfk = blockDim.x * blockDim.y;");
+	cw_line(w, "const long long fz_rstep = (long long)gridDim.x * blockDim.y;");
+	cw_line(w, "const int fz_tid = threadIdx.y * blockDim.x + threadIdx.x;");
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		const char *ty = cg_store_type((fz_dtype)c->g->nodes[id].dtype);
+		if (R->pf_off[i] == 0)
+			cw_line(w, "%s *fz_pf%d = reinterpret_cast<%s *>(fz_smem) + fz_tid * %d;", ty, id, ty, R->vec);
+		else
+			cw_line(w, "%s *fz_pf%d = reinterpret_cast<%s *>(reinterpret_cast<unsigned char *>(fz_smem) + "
+			           "fz_pfk * %d) + fz_tid * %d;", ty, id, ty, R->pf_off[i], R->vec);
+	}
+}
+
+static void reg_prologue(RowK *R, CgW *w)
+{
+	if (R->npf > 0)
+		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
+	cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
+	if (R->npf > 0)
+		emit_pf_buffer(R, w);
+}
+
+static void reg_row_head(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
+	for (int i = 0; i < R->ncached; i++) {
+		const Node *n = &c->g->nodes[R->cached[i]];
+		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->rk, R->vec);
+	}
+}
+
+/* "for (int k ...) {" over the thread's chunks, with j0 declared. */
+static void open_chunks(RowK *R, CgW *w)
+{
+	cw_unroll(w);
+	cw_open(w, "for (int k = 0; k < %d; k++)", R->rk);
+	cw_line(w, "const int j0 = fz_ji + k * fz_stepi;");
+}
+
+static void load_start(CgW *w) { cw_line(w, "const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */"); }
+
+/* The copies of the prefetched leaves' chunks for the row at offsets `off`
+ * ("fz_r": this one, "fz_q": the next). */
+static void emit_pf_issue(RowK *R, const char *off)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	open_chunks(R, w);
+	cw_open(w, "if (j0 < fz_nr)");
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		int p = c->pin[id];
+		row_ptr(R, p); /* marks it used */
+		cw_line(w, "fz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_vec);", R->vec, id, R->vec,
+		        cg_param_name(c, p), off, R->rdecl[p]);
+	}
+	cw_close(w);
+	cw_close(w);
+}
+
+/* Pass 0 reads its prefetched leaves from the buffer (the block's first row
+ * copies its own first), then has the next row's copied while it computes
+ * this one: the block's loads stay in flight across its reductions and
+ * epilogue. */
+static void emit_prefetched(RowK *R)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	cw_line(w, "// the block's first row was not prefetched: copy it now");
+	cw_open(w, "if (fz_rb == (long long)blockIdx.x * blockDim.y)");
+	emit_pf_issue(R, "fz_r");
+	cw_close(w);
+	cw_line(w, "fz_pf_wait();");
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->rk, R->vec);
+	}
+	cw_unroll(w);
+	cw_open(w, "for (int k = 0; k < %d; k++)", R->rk);
+	for (int i = 0; i < R->npf; i++) {
+		NodeId id = R->pf[i];
+		cw_line(w, "fz_cld(l%d[k], fz_pf%d + k * fz_pfk * %d);", id, id, R->vec);
+		c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
+	}
+	cw_close(w);
+	cw_line(w, "// the next row's copies, while this one is computed");
+	cw_open(w, "if (fz_rb + fz_rstep < fz_rows)");
+	emit_pf_issue(R, "fz_q");
+	cw_close(w);
+}
+
+/* A lone stream of pass 0: every chunk's load issued before any is used. */
+static void emit_hoisted(RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->rk, R->vec);
+	open_chunks(R, w);
+	load_start(w);
+	cw_line(w, "fz_ldr(l%d[k], %s, jl, fz_vec);", id, row_ptr(R, c->pin[id]));
+	cw_close(w);
+	c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
+}
+
+/* The array of chunk k holding node id's values (`whole`: the leaves of
+ * this pass are held for every chunk, l<id>[k]). */
+static const char *reg_array(RowK *R, NodeId id, int q, bool whole)
+{
+	Cg *c = R->c;
+	if (!cg_is_leaf(c, id))
+		return arena_printf(c->a, "v%d", id);
+	bool held = whole && (R->npf == 0 || (q == 0 && row_is_pf(R, id)));
+	return arena_printf(c->a, held ? "l%d[k]" : "l%d", id);
+}
+
+/* Loads of the chunk's leaves not already held. */
+static void emit_chunk_loads(RowK *R, int q, const Closure *m)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	bool first = true;
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		if (q == 0 && row_is_pf(R, id))
+			continue;
+		if (first)
+			load_start(w);
+		first = false;
+		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		cw_line(w, "fz_ldr(l%d, %s, jl, fz_vec);", id, row_ptr(R, c->pin[id]));
+		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
+	}
+}
+
+static bool reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	CgW *w = R->w;
+	if (q == 0 && R->npf > 0)
+		emit_prefetched(R);
+	bool hoist = q == 0 && m->nleaf == 1 && R->npf == 0;
+	if (hoist)
+		emit_hoisted(R, m->leaf[0]);
+	bool whole = hoist || (q == 0 && R->npf > 0);
+	open_chunks(R, w);
+	if (!hoist)
+		emit_chunk_loads(R, q, m);
+	for (int i = 0; i < m->nfread; i++)
+		c->vname[m->fread[i]] = arena_printf(c->a, "fz_g%d[k][u]", m->fread[i]);
+	if (!row_elements(R, q, m, t, nt, true))
+		return false;
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if (kp->kind != PARAM_OUT || !row_is_colv(R, kp->node) || c->ph[kp->node] != q)
+			continue;
+		cw_line(w, "if (j0 < fz_ei)");
+		cw_in(w);
+		cw_line(w, "fz_str(%s, j0, fz_vec, %s);", row_ptr(R, i), reg_array(R, kp->node, q, whole));
+		cw_out(w);
+	}
+	for (int i = 0; i < R->ncached; i++)
+		if (c->ph[R->cached[i]] == q)
+			cw_line(w, "fz_mv(fz_g%d[k], %s);", R->cached[i], reg_array(R, R->cached[i], q, whole));
+	cw_close(w);
+	return true;
+}
+
+const RowPath row_reg_path = {
+	.path = CG_PATH_REG,
+	.helpers = CGH_REG,
+	.args = reg_args,
+	.describe = reg_describe,
+	.prologue = reg_prologue,
+	.row_head = reg_row_head,
+	.chunks = reg_chunks,
+	.exchange = NULL,
+	.row_store_cond = "fz_act && threadIdx.x == 0",
+};

@@ -1,0 +1,95 @@
+/*
+ * row_split.c: the SPLIT path, several blocks a row.
+ *
+ * gridDim.y = S blocks take a row together, block fz_seg its segment of
+ * fz_len elements (cg_launch's choice: the row over S, in whole chunks),
+ * with the chunk loop and row cache of the ROW path (row_loop.c). After each
+ * pass's block reduction they publish their partial results in the
+ * workspace (at fz_wpart: two alternating sets per row group, so that a
+ * block may publish the next pass's while a slower one still reads these),
+ * wait for each other on a counter (fz_barrier: they are co-resident, the
+ * launch is cooperative) and all combine them in the same order.
+ *
+ * cg_launch takes it when rows are too few to fill the device, or too long
+ * for one block's shared memory but not for the device's.
+ */
+#include "codegen/rowint.h"
+
+static int split_args(RowK *R, CgArg *args)
+{
+	int n = 0;
+	args[n++] = (CgArg){CGARG_WORKSPACE, 0};
+	args[n++] = (CgArg){CGARG_SEG, 0};
+	args[n++] = (CgArg){CGARG_PARTIALS, 0};
+	return n + row_cache_args(R, args + n);
+}
+
+static const char *split_describe(RowK *R)
+{
+	return R->c->info->nslots > 0 ? "several blocks a row, partial results exchanged through the workspace, "
+	                                "each segment cached in shared memory or the workspace"
+	                              : "several blocks a row, partial results exchanged through the workspace";
+}
+
+static void split_prologue(RowK *R, CgW *w)
+{
+	if (R->c->info->nslots > 0)
+		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
+	cw_line(w, "const int fz_S = gridDim.y, fz_seg = blockIdx.y;");
+	cw_line(w, "const long long fz_beg = fz_seg * fz_len < fz_n ? fz_seg * fz_len : fz_n;");
+	cw_line(w, "const long long fz_end = fz_beg + fz_len < fz_n ? fz_beg + fz_len : fz_n;");
+	cw_line(w, "const long long fz_j = fz_beg + (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;",
+	        R->vec, R->vec);
+	row_cache_pointers(R, w, true);
+	cw_line(w, "unsigned long long fz_ep = 0; /* exchanges so far */");
+}
+
+static void split_row_head(RowK *R, CgW *w)
+{
+	(void)R;
+	cw_line(w, "const long long fz_e = fz_act ? fz_end : fz_beg;");
+}
+
+static bool split_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
+{
+	return row_loop_chunks(R, q, m, t, nt, true);
+}
+
+/* Every block of the row gets every block's partial results of pass q. */
+static void split_exchange(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	CgW *w = R->w;
+	int NR = c->info->nred;
+	cw_begin(w);
+	cw_line(w, "unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * "
+	           "fz_S * %d;", NR);
+	cw_open(w, "if (threadIdx.x == 0)");
+	int j = 0;
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1)
+			cw_line(w, "fz_p[fz_seg * %d + %d] = fz_bits(a%d);", NR, j++, k->reductions[i]);
+	cw_close(w);
+	cw_line(w, "fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);");
+	j = 0;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i];
+		if (c->ph[red] == q + 1)
+			cw_line(w, "a%d = fz_gather<%s>(a%d, fz_p + %d, fz_S, %d);", red, row_acc_op(&c->g->nodes[red]), red, j++,
+			        NR);
+	}
+	cw_close(w);
+}
+
+const RowPath row_split_path = {
+	.path = CG_PATH_SPLIT,
+	.helpers = CGH_SPLIT,
+	.args = split_args,
+	.describe = split_describe,
+	.prologue = split_prologue,
+	.row_head = split_row_head,
+	.chunks = split_chunks,
+	.exchange = split_exchange,
+	.row_store_cond = "fz_act && threadIdx.x == 0 && fz_seg == 0",
+};

@@ -1,0 +1,123 @@
+/*
+ * rowint.h: what the row-kernel files share.
+ *
+ * A row kernel is planned once (row_plan.c: phases, passes, the row cache,
+ * the prefetch set, what cg_launch needs), then written once per path, each
+ * entry by the same pass skeleton (row_emit.c) with the path's own pieces:
+ * a RowPath says how that path declares its state, walks a row's chunks,
+ * and combines a pass's partial results. Adding a path is a RowPath and its
+ * file, an entry in row_emit.c's list, and a rule in launch.c.
+ */
+#ifndef FUSEC_ROWINT_H
+#define FUSEC_ROWINT_H
+
+#include "codegen/cgint.h"
+
+enum { NK_COLV = 1, NK_ROWVAR = 2, NK_SEEN = 4 };
+
+typedef struct Closure {
+	NodeId *comp;   /* computed in the chunk loop, ascending */
+	int ncomp;
+	NodeId *leaf;   /* per-element leaves loaded from global memory */
+	int nleaf, capleaf;
+	NodeId *fread;  /* values of earlier passes (the cache, or recomputed) */
+	int nfread, capfread;
+} Closure;
+
+typedef struct RowK RowK;
+
+/* A path's part of a row entry. */
+typedef struct RowPath {
+	CgPath path;
+	uint64_t helpers;       /* the prelude pieces it needs besides CGH_ROW */
+	/* The entry's arguments after the kernel's parameters. */
+	int (*args)(RowK *R, CgArg *args);
+	/* What the path is (the entry's comment), its __launch_bounds__ or other attributes. */
+	const char *(*describe)(RowK *R);
+	/* Declarations before the loop over rows. */
+	void (*prologue)(RowK *R, CgW *w);
+	/* Declarations at the top of each row, before its row offsets. */
+	void (*row_head)(RowK *R, CgW *w);
+	/* Pass q's walk over this thread's chunks of the row. */
+	bool (*chunks)(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
+	/* After pass q's block reduction: combine the blocks of a row (or NULL). */
+	void (*exchange)(RowK *R, int q);
+	/* Per-row outputs are written by the group's first thread; of the first
+	 * segment only, for split rows. */
+	const char *row_store_cond;
+} RowPath;
+
+extern const RowPath row_reg_path, row_loop_path, row_split_path;
+
+struct RowK {
+	Cg *c;
+	const Kernel *k;
+	int r;                  /* domain rank */
+	int vec;
+	int P;                  /* passes before the epilogue */
+	int rk;                 /* chunks a thread holds in registers (0: no register path) */
+	int32_t rowc;           /* mark3 stamp: per-row values needed */
+	NodeId *touched;        /* nodes whose scratch entries are set */
+	int ntouched, captouched;
+	NodeId *cached;         /* nodes with a cache slot, and their slots */
+	int *cslot;
+	int ncached;
+	NodeId *pf;             /* register path: leaves prefetched a row ahead (fz_pf) */
+	int *pf_off;            /* their buffers: bytes a thread of the block before each */
+	int npf;
+	const char **roff;      /* per param: row offset expression "fz_r<d>", or NULL */
+	int *rdecl;             /* per param: d, the parameter declaring that offset */
+	/* The entry being written. */
+	const RowPath *path;
+	CgW *w;                 /* its body */
+	bool *used;             /* per param: used by its code */
+};
+
+/* ---- row_plan.c ------------------------------------------------------------ */
+
+/* Analyse and plan kernel c->k: phases, the row cache, row offsets,
+ * prefetch, and c->info. false on an internal error. */
+bool row_plan(RowK *R);
+/* Forget the kernel's scratch flags. */
+void row_reset(RowK *R);
+bool row_is_red(const RowK *R, NodeId id);
+bool row_is_colv(const RowK *R, NodeId id);
+bool row_is_rowvar(const RowK *R, NodeId id);
+/* A column-varying value of an earlier pass, which pass q reads from the
+ * cache rather than computes. */
+bool row_is_fread(const RowK *R, NodeId id, int q);
+/* The targets of pass q (operands of its reductions, per-element outputs of
+ * its phase, values it caches) into t; returns how many. */
+int row_targets(RowK *R, int q, NodeId *t);
+/* Everything pass q computes for its targets. */
+void row_closure(RowK *R, int q, const NodeId *t, int nt, Closure *out);
+/* The cache slot of node id, or -1. */
+int row_slot_of(const RowK *R, NodeId id);
+/* Parameter i of kind `kind` loading or storing node id, or -1. */
+int row_param_of(const RowK *R, NodeId id, ParamKind kind);
+bool row_is_pf(const RowK *R, NodeId id);
+
+/* ---- row_emit.c ------------------------------------------------------------ */
+
+/* The pointer to a row of parameter i ("in_x + fz_r0"), marked used. */
+const char *row_ptr(RowK *R, int i);
+/* The C type of a reduction's accumulator, and its combining functor. */
+const char *row_acc_type(RowK *R, NodeId red);
+const char *row_acc_op(const Node *n);
+const char *row_acc_identity(RowK *R, NodeId red);
+/* A chunk's V elements (the u-loop), with per-element checks (general
+ * loops) or per-chunk partials (the register path). */
+bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg);
+/* The array holding node id's V values after the u-loop of a general loop
+ * (for stores and cache writes). */
+const char *row_value_array(RowK *R, NodeId id, int q);
+
+/* ---- the paths ----------------------------------------------------------- */
+
+/* row_loop.c: the general loop's chunks and cache pointers, shared with
+ * split rows (seg: offsets from the segment's start). */
+bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg);
+void row_cache_pointers(RowK *R, CgW *w, bool split);
+int row_cache_args(RowK *R, CgArg *args);
+
+#endif
