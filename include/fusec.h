@@ -255,6 +255,13 @@ FZ_API fz_status fz_program_shapes(const fz_program *p, const int64_t *in_shapes
 FZ_API fz_status fz_program_run_cpu(const fz_program *p, const void *const *inputs, const int64_t *in_shapes,
                                     void *const *outputs);
 
+/* JIT-compile and load now the kernel entries that a launch with these dim
+ * values (fz_program_num_dims of them, in order) takes, so that the launch
+ * compiles nothing; dims NULL: every entry of every kernel (each path any
+ * size can take). p must have been compiled with a context. Thread-safe:
+ * NVRTC compiles of several programs or sizes may run at once. */
+FZ_API fz_status fz_program_prepare(fz_program *p, const int64_t *dims);
+
 /* ---- runs: bindings and launches ---------------------------------------------------- */
 
 typedef struct fz_run fz_run;

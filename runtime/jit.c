@@ -329,6 +329,29 @@ fz_status rt_jit_entries(fz_program *p, const bool *need, char *err)
 	return s;
 }
 
+fz_status rt_jit_sizes(fz_program *p, const int64_t *dims, char *err)
+{
+	const CgModule *m = &p->c->module;
+	const Plan *plan = &p->c->plan;
+	bool *need = calloc((size_t)m->nentries + 1, sizeof *need);
+	if (!need)
+		return rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	fz_status s = FZ_OK;
+	for (int e = 0; !dims && e < m->nentries; e++)
+		need[e] = true;
+	for (int k = 0; dims && k < plan->nkernels && s == FZ_OK; k++) {
+		CgLaunch l;
+		if (!cg_launch(m, plan, k, dims, &p->ctx->cg, &l))
+			s = rt_fail(err, FZ_ERR_LIMIT, "kernel '%s' cannot be launched for these sizes", plan->kernels[k].name);
+		else if (!l.empty)
+			need[l.entry] = true;
+	}
+	if (s == FZ_OK)
+		s = rt_jit_entries(p, need, err);
+	free(need);
+	return s;
+}
+
 void rt_jit_release(fz_program *p)
 {
 	fz_context *ctx = p->ctx;

@@ -234,3 +234,23 @@ fz_status fz_program_run_cpu(const fz_program *p, const void *const *inputs, con
 	free(oshapes);
 	return s;
 }
+
+fz_status fz_program_prepare(fz_program *p, const int64_t *dims)
+{
+	if (!p)
+		return rt_fail(NULL, FZ_ERR_ARGUMENT, "fz_program_prepare: program is NULL");
+	if (!p->ctx)
+		return rt_fail(p->err, FZ_ERR_ARGUMENT,
+		               "program '%s' was compiled without a context: there is no device to prepare it for",
+		               p->c->graph.name);
+	for (int k = 0; dims && k < p->c->graph.ndims; k++)
+		if (dims[k] < 0)
+			return rt_fail(p->err, FZ_ERR_ARGUMENT, "fz_program_prepare: dim %s is %lld", p->c->graph.dims[k],
+			               (long long)dims[k]);
+	fz_status s = rt_push(p->ctx, p->err);
+	if (s != FZ_OK)
+		return s;
+	s = rt_jit_sizes(p, dims, p->err);
+	rt_pop();
+	return s;
+}

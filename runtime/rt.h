@@ -100,6 +100,9 @@ fz_status rt_jit_bind(fz_context *ctx, fz_program *p, char *err);
  * current): one module of just those, from the context's table, the disk
  * cache or NVRTC. On failure the message is in err. */
 fz_status rt_jit_entries(fz_program *p, const bool *need, char *err);
+/* Load the entries that launches of every kernel of p with these dim
+ * values take (dims NULL: every entry; ctx current), as rt_jit_entries. */
+fz_status rt_jit_sizes(fz_program *p, const int64_t *dims, char *err);
 /* Drop p's references to its modules. */
 void rt_jit_release(fz_program *p);
 /* Unload every module (context destruction). */

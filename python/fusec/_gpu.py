@@ -148,6 +148,19 @@ class DeviceProgram:
         self.sigs[key] = sig
         return sig
 
+    def prepare(self, shapes):
+        """JIT-compile now what calls with tensor inputs of these shapes
+        need (None: every path); NVRTC runs without the GIL."""
+        L, dims = _lib.lib, None
+        if shapes is not None:
+            flat = [d for s in shapes for d in s]
+            dims = (ctypes.c_int64 * max(len(self.prog.dims), 1))()
+            out_shapes = (ctypes.c_int64 * max(sum(len(s.shape) for s in self.prog.outputs), 1))()
+            _lib.check(L.fz_program_shapes(self.handle, (ctypes.c_int64 * max(len(flat), 1))(*flat), dims,
+                                           out_shapes), L.fz_program_error(self.handle).decode("utf-8", "replace"))
+        _lib.check(L.fz_program_prepare(self.handle, dims),
+                   L.fz_program_error(self.handle).decode("utf-8", "replace"))
+
     def close(self):
         for s in self.sigs.values():
             s.close()

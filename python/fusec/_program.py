@@ -115,6 +115,16 @@ class Program:
                             "which returns new arrays (out= is for device tensors)")
         return self._run_cpu(args)
 
+    def prepare(self, shapes=None, device=0):
+        """JIT-compile the kernels for CUDA device `device` now, rather than
+        at the first call that needs them: those that calls with tensor
+        inputs of these shapes take (one shape per tensor input, in order),
+        or with shapes None every path any size can take. Thread-safe, and
+        NVRTC runs without the GIL: prepare many programs from a thread
+        pool to compile them in parallel."""
+        from . import _gpu
+        _gpu.device_program(self, device).prepare(shapes)
+
     def run_cpu(self, *args, **kwargs):
         """Run on the CPU reference interpreter (f32 sums in f64): NumPy
         arrays (or what NumPy can take through DLPack) in, NumPy arrays out."""

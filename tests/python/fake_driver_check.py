@@ -189,7 +189,18 @@ def check_without_torch():
     raises(TypeError, "input 'x' is f32[N]: got an array of dtype f16", _raw.call, prog, [h, 1.0], None)
 
 
+def check_prepare():
+    prog = fusec.compile("in x: f32[B, N]\nin w: f32[N]\ne = exp(x * w - max(x * w))\nout y = e / sum(e)\n",
+                         name="q.fz")
+    prog.prepare([(4, 3), (3,)])
+    prog.prepare()
+    raises(ValueError, "input 'w': dim N (axis 0) is 5, but input 'x' gives N = 3", prog.prepare, [(4, 3), (5,)])
+    n0, _ = launches()
+    prog(cuda_tensor(np.ones((4, 3), np.float32)), cuda_tensor(np.ones(3, np.float32)))
+    assert launches()[0] == n0 + 1
+
+
 if __name__ == "__main__":
-    for check in (check_torch_path, check_kernel_counts, check_without_torch):
+    for check in (check_torch_path, check_kernel_counts, check_without_torch, check_prepare):
         check()
         print("ok", check.__name__)

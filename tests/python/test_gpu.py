@@ -249,12 +249,17 @@ def test_random_programs_match_the_cpu_reference(cuda):
                                                         capture_output=True, text=True).stdout.splitlines()]
     assert len(recs) == count
     progs = [fusec.compile(r["source"], name=r["name"], fuse=r["seed"] % 10 != 0) for r in recs]
-    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:  # NVRTC runs without the GIL
-        list(pool.map(lambda p: _gpu.device_program(p, 0), progs))
     rng = np.random.default_rng(seed0)
+    inputs = [random_inputs(prog, rec, rng) for rec, prog in zip(recs, progs)]
+
+    def prepare(i):  # the kernels of each program's sizes, compiled in parallel
+        prog = progs[i]
+        if prog._tensor_pos:
+            prog.prepare([np.shape(inputs[i][p]) for p in prog._tensor_pos], 0)
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:  # NVRTC runs without the GIL
+        list(pool.map(prepare, range(count)))
     ran = 0
-    for rec, prog in zip(recs, progs):
-        args = random_inputs(prog, rec, rng)
+    for rec, prog, args in zip(recs, progs, inputs):
         if not prog._tensor_pos:  # scalars only: nothing says which device (the CPU reference runs it)
             continue
         dev = [torch.from_numpy(np.ascontiguousarray(a)).to("cuda", _torch_dtype(torch, s.dtype))

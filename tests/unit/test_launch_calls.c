@@ -1077,6 +1077,44 @@ START_TEST(entries_loaded_on_first_use)
 }
 END_TEST
 
+/* fz_program_prepare loads, ahead of the launch, what the launch would: the
+ * launch then loads nothing. A program without a context, or a negative
+ * dim, is refused. */
+START_TEST(prepare_ahead_of_launch)
+{
+	static const char src[] = "in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e) + 0.5\n";
+	fz_program *p = compile(src, 1);
+	const int64_t dims[2] = {64, 1001}, bad[2] = {64, -1};
+	ck_assert_int_eq(fz_program_prepare(p, bad), FZ_ERR_ARGUMENT);
+	ck_assert_str_eq(fz_program_error(p), "fz_program_prepare: dim N is -1");
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 0);
+	ck_assert_int_eq(fz_program_prepare(p, dims), FZ_OK);
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 1);
+	ck_assert_int_eq(fz_program_prepare(p, dims), FZ_OK); /* loaded already */
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	fake.nran = 0;
+	launch_softmax(r, 64, 1001);
+	ck_assert_str_eq(fake.ran[fake.nran - 1].f->name, "calls_k0_row");
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 1);
+	fz_run_destroy(r);
+	/* every entry: the two not loaded yet, in one module */
+	ck_assert_int_eq(fz_program_prepare(p, NULL), FZ_OK);
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 2);
+	ck_assert_int_eq(calls[F_cuModuleGetFunction], 1 + (p->c->module.nentries - 1));
+	fz_program_destroy(p);
+	fz_program *q = NULL;
+	fz_diag d;
+	ck_assert_int_eq(fz_program_compile(NULL, "calls.fz", src, strlen(src), NULL, &q, &d), FZ_OK);
+	ck_assert_int_eq(fz_program_prepare(q, dims), FZ_ERR_ARGUMENT);
+	ck_assert_str_eq(fz_program_error(q),
+	                 "program 'calls' was compiled without a context: there is no device to prepare it for");
+	fz_program_destroy(q);
+}
+END_TEST
+
 int main(void)
 {
 	setenv("FUSEC_GRAPH_AFTER", "8", 1);
@@ -1102,6 +1140,7 @@ int main(void)
 	tcase_add_test(tc, outputs_every_launch);
 	tcase_add_test(tc, shared_memory_opt_in);
 	tcase_add_test(tc, pointers_of_another_device);
+	tcase_add_test(tc, prepare_ahead_of_launch);
 	tcase_add_test(tc, entries_loaded_on_first_use);
 	suite_add_tcase(su, tc);
 	int rc = tu_run(su);

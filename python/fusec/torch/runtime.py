@@ -28,19 +28,15 @@ def compile_source(source, fuse=True):
 
 
 def load(jobs):
-    """JIT-compile each (program, CUDA device) of `jobs` now, in parallel
-    (the package releases the GIL while NVRTC runs), rather than one after
-    the other at their first calls; returns, per job, None or the exception
-    it raised. Uses the package's device_program, which is not public API:
-    where it is missing, the first calls compile."""
-    try:
-        from fusec._gpu import device_program
-    except ImportError:
-        return [None] * len(jobs)
+    """JIT-compile each (program, CUDA device) of `jobs` now, every kernel
+    path of it, in parallel (the package releases the GIL while NVRTC
+    runs), rather than one after the other at their first calls; returns,
+    per job, None or the exception it raised."""
 
     def one(job):
+        program, device = job
         try:
-            device_program(*job)
+            program.prepare(None, device)
             return None
         except Exception as e:  # reported by the caller, which leaves the region to PyTorch
             return e
