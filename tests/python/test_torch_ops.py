@@ -139,7 +139,7 @@ CASES = {
     "reduced_then_scalar_ops": (lambda x: x.sum(-1) * 2 + 1, [Y], 1),
     "zero_dim_tensor": (lambda x, s: x * s + s, [Y, torch.tensor(2.5)], 1),
     "zeros_like": (lambda x: torch.zeros_like(x) + x, [Y], 1),
-    "full": (lambda x: x + torch.full((6, 16), 2.0), [Y], 1),
+    "full": (lambda x: x + torch.full((6, 16), 2.0, device=x.device), [Y], 1),
     "rank_3": (lambda x: torch.softmax(x.view(2, 3, 16), -1), [Y], 1, ["aten.view.default"]),
     "rank_1_scalar_out": (lambda w: w.sum(), [W], 1),
     # dtypes
