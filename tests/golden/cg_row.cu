@@ -291,9 +291,13 @@ template <class Op, class T> __device__ __noinline__ T fz_gather(T a, const unsi
 	}
 	return a;
 }
-// Math ops: CUDA's accurate functions (no fast-math intrinsics).
-__device__ __forceinline__ float fz_rsqrt(float x) { return 1.0f / sqrtf(x); }
-__device__ __forceinline__ double fz_rsqrt(double x) { return 1.0 / sqrt(x); }
+// The ops that need their own function (their text is fusec's ir/sem.def,
+// which the CPU reference runs too). Integers wrap; division never traps.
+__device__ __forceinline__ float fz_rsqrt(float x)
+{
+	typedef float T;
+	return (T)1 / sqrt(x);
+}
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
