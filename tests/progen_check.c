@@ -24,6 +24,8 @@
  */
 #include "progen_impl.h"
 
+#include "ir/interp.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,15 +48,8 @@ bool progen_dims(const ProgenInfo *info, const Graph *g, int64_t *dims, char *er
 
 fz_status progen_expect(const Graph *g, const int64_t *dims)
 {
-	for (int i = 0; i < g->n; i++) {
-		const Node *n = &g->nodes[i];
-		if (n->op != OP_MAX && n->op != OP_MIN)
-			continue;
-		const Node *x = &g->nodes[n->args[0]];
-		if (x->rank > 0 && ir_dim_value(x->shape[x->rank - 1], dims) == 0)
-			return FZ_ERR_RUNTIME;
-	}
-	return FZ_OK;
+	char msg[256];
+	return ir_check_empty_rows(g, dims, msg, sizeof msg);
 }
 
 static uint64_t mix(uint64_t a, uint64_t b)

@@ -69,8 +69,8 @@ typedef struct EvalAcc {
 void eval_acc_init(EvalAcc *acc, Op op, fz_dtype operand);
 void eval_acc_add(EvalAcc *acc, Scalar v);
 /* The reduction's value in the result dtype's compute type. false for max
- * or min of an empty row (the caller reports it) and for an op that is not
- * a reduction; sum of an empty row is 0,
+ * or min of an empty row (ir_check_empty_rows reports those before anything
+ * runs) and for an op that is not a reduction; sum of an empty row is 0,
  * mean of one is NaN. */
 bool eval_acc_result(const EvalAcc *acc, fz_dtype result, Scalar *out);
 /* The same over n contiguous values. */

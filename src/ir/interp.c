@@ -102,6 +102,41 @@ fz_status ir_bind_dims(const Graph *g, const Tensor *inputs, int64_t *dims, char
 	return FZ_OK;
 }
 
+/* max and min of an empty row have no value: the first that an output
+ * depends on and that would reduce one (an axis bound to 0 under rows that
+ * exist) is an error that names it and the dimension. The interpreter and
+ * the runtime both ask this before anything runs. */
+fz_status ir_check_empty_rows(const Graph *g, const int64_t *dims, char *err, size_t errlen)
+{
+	uint8_t *live = calloc((size_t)(g->n > 0 ? g->n : 1), 1);
+	if (!live)
+		return interp_fail(err, errlen, FZ_ERR_NOMEM, "out of memory");
+	for (int k = 0; k < g->noutputs; k++)
+		live[g->outputs[k].node] = 1;
+	for (int i = g->n - 1; i >= 0; i--)
+		for (int a = 0; live[i] && a < ir_ops[g->nodes[i].op].arity; a++)
+			live[g->nodes[i].args[a]] = 1;
+	fz_status s = FZ_OK;
+	for (int i = 0; i < g->n && s == FZ_OK; i++) {
+		const Node *n = &g->nodes[i];
+		if (!live[i] || ir_ops[n->op].type != TY_EXTREMUM)
+			continue;
+		const Node *x = &g->nodes[n->args[0]];
+		Dim last = x->shape[x->rank - 1];
+		int64_t rows;
+		if (ir_dim_value(last, dims) != 0 || !ir_numel(n->rank, n->shape, dims, &rows) || rows == 0)
+			continue;
+		if (dim_is_sym(last))
+			s = interp_fail(err, errlen, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (%s = 0)",
+			                ir_ops[n->op].name, n->span.line, n->span.col, g->dims[dim_sym(last)]);
+		else
+			s = interp_fail(err, errlen, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (size 0)",
+			                ir_ops[n->op].name, n->span.line, n->span.col);
+	}
+	free(live);
+	return s;
+}
+
 /* ---- evaluation ------------------------------------------------------------------ */
 
 typedef struct Interp {
@@ -226,26 +261,20 @@ static fz_status run_elementwise(Interp *in, int id, Scalar *out)
 	return FZ_OK;
 }
 
+/* max/min of an empty row was reported before anything ran
+ * (ir_check_empty_rows), so a reduction without a value here is a bug. */
 static fz_status run_reduce(Interp *in, int id, Scalar *out)
 {
 	const Graph *g = in->g;
 	const Node *n = &g->nodes[id];
 	const Node *a = &g->nodes[n->args[0]];
 	const Scalar *src = in->vals[n->args[0]];
-	Dim last = a->shape[a->rank - 1];
-	int64_t len = ir_dim_value(last, in->dims);
+	int64_t len = ir_dim_value(a->shape[a->rank - 1], in->dims);
 	int64_t rows = in->numel[id]; /* the result is [..., 1]: one per row */
-	for (int64_t r = 0; r < rows; r++) {
-		if (!eval_reduce((Op)n->op, (fz_dtype)n->dtype, (fz_dtype)n->operand, src + r * len, len, &out[r])) {
-			char dim[128];
-			if (dim_is_sym(last))
-				snprintf(dim, sizeof dim, "%s = 0", g->dims[dim_sym(last)]);
-			else
-				snprintf(dim, sizeof dim, "size 0");
-			return interp_fail(in->err, in->errlen, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (%s)",
-			                   node_name(n), n->span.line, n->span.col, dim);
-		}
-	}
+	for (int64_t r = 0; r < rows; r++)
+		if (!eval_reduce((Op)n->op, (fz_dtype)n->dtype, (fz_dtype)n->operand, src + r * len, len, &out[r]))
+			return interp_fail(in->err, in->errlen, FZ_ERR_INTERNAL, "internal error: %s at %d:%d has no value",
+			                   node_name(n), n->span.line, n->span.col);
 	return FZ_OK;
 }
 
@@ -371,6 +400,8 @@ fz_status interp_run_ex(const Graph *g, const int64_t *dims, const Tensor *input
 		s = ir_bind_dims(g, inputs, bound, err, errlen);
 		if (s == FZ_OK)
 			s = interp_check_dims(g, bound, err, errlen);
+		if (s == FZ_OK)
+			s = ir_check_empty_rows(g, bound, err, errlen);
 		if (s == FZ_OK)
 			s = interp_eval(&in, outputs);
 	}
