@@ -307,17 +307,7 @@ static fz_status no_such(fz_run *r, const char *what, const char *name)
 
 static const char *decl_text(fz_run *r, const Node *n, char *buf, size_t cap)
 {
-	Tensor t = {.dtype = (fz_dtype)n->dtype, .rank = n->rank};
-	size_t len = (size_t)snprintf(buf, cap, "%s", fz_dtype_name(t.dtype));
-	for (int k = 0; k < n->rank && len < cap; k++) {
-		Dim d = n->shape[k];
-		if (dim_is_sym(d))
-			len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? ", " : "[", r->g->dims[dim_sym(d)]);
-		else
-			len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k ? ", " : "[", (long long)d);
-	}
-	if (n->rank && len < cap)
-		snprintf(buf + len, cap - len, "]");
+	ir_type_text(buf, cap, r->g, fz_dtype_name((fz_dtype)n->dtype), n->rank, n->shape);
 	return buf;
 }
 

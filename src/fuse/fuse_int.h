@@ -61,10 +61,7 @@ void fuse_partition(FuseCtx *c);
 /* explain.c: fill Plan.unfused[i].why. */
 void fz_explain_edges(Plan *p, Arena *a);
 
-/* print.c: "[B, N]" and "f32[B, N]" text. */
-const char *fz_shape_text(Arena *a, const Graph *g, int rank, const Dim *shape);
-const char *fz_type_text(Arena *a, const Graph *g, const Node *nd);
-/* Per node: the kernel that writes it, or -1. */
+/* print.c: per node: the kernel that writes it, or -1. */
 int *fz_writers(const Plan *p, Arena *a);
 
 #endif

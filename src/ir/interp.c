@@ -39,16 +39,7 @@ static fz_status interp_fail(char *err, size_t errlen, fz_status s, const char *
  * dims already bound. */
 static void decl_str(const Graph *g, const Node *n, const int64_t *dims, char *buf, size_t cap)
 {
-	size_t len = (size_t)snprintf(buf, cap, "%s", fz_dtype_name((fz_dtype)n->dtype));
-	for (int k = 0; k < n->rank && len < cap; k++) {
-		Dim d = n->shape[k];
-		if (dim_is_sym(d))
-			len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? ", " : "[", g->dims[dim_sym(d)]);
-		else
-			len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k ? ", " : "[", (long long)d);
-	}
-	if (n->rank && len < cap)
-		len += (size_t)snprintf(buf + len, cap - len, "]");
+	size_t len = ir_type_text(buf, cap, g, fz_dtype_name((fz_dtype)n->dtype), n->rank, n->shape);
 	bool first = true;
 	for (int k = 0; k < n->rank && len < cap; k++) {
 		Dim d = n->shape[k];

@@ -156,7 +156,13 @@ void ir_dce(Graph *g);
  * followed by the outputs. */
 void ir_print(StrBuf *sb, const Graph *g);
 
-/* "f32[B, N]"-style text of a node's type and shape. */
+/* The one writer of type text (shape.c): "f32[B, 4, N]" for dtype name
+ * `dtype` over a shape whose symbolic dims g names (g may be NULL when all
+ * are literal, as a tensor's are); "f32" for rank 0; "[B, N]" (always with
+ * brackets) when dtype is NULL. Writes at most cap bytes, always terminated
+ * when cap > 0, and returns the length of the whole text, as snprintf. */
+size_t ir_type_text(char *buf, size_t cap, const Graph *g, const char *dtype, int rank, const Dim *shape);
+/* The same in the arena: a node's type, and a shape alone. */
 const char *ir_type_str(Arena *a, const Graph *g, const Node *n);
 const char *ir_shape_str(Arena *a, const Graph *g, int rank, const Dim *shape);
 
