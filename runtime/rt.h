@@ -33,7 +33,7 @@
 int rt_graph_after(void);
 
 /* Bytes of a block's shared memory kept for the kernels' static shared
- * memory (codegen's reduction scratch is 256 bytes). */
+ * memory (codegen's reduction scratch, fz_red, is 64 words: 512 bytes). */
 #define RT_STATIC_SMEM_RESERVE 1024
 
 /* A module loaded in a context, shared by every program with the same key. */
@@ -78,8 +78,6 @@ struct fz_program {
 fz_status rt_fail(char *dst, fz_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A failed driver call: "WHAT: CUDA_ERROR_X: description". */
 fz_status rt_fail_cu(char *dst, CUresult r, const char *what);
-/* Clear the thread's last error (successful calls leave it alone). */
-void rt_set_last_error(const char *msg);
 
 /* Add a warning to the context (locked). */
 void rt_warn(void *ctx, const char *message);
