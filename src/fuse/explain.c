@@ -40,7 +40,7 @@ static const char *why(const Plan *p, Arena *a, const int *writer, const Unfused
 	const Kernel *k = &p->kernels[u->kernel];
 	int h = writer[u->producer];
 	const Kernel *hk = &p->kernels[h];
-	if (!fz_shape_eq(k->rank, k->domain, hk->rank, hk->domain))
+	if (!fuse_shape_eq(k->rank, k->domain, hk->rank, hk->domain))
 		return arena_printf(a, "%s iterates over %s, not %s", what, domain_text(a, g, k), domain_text(a, g, hk));
 	NodeId q = later_read(k, writer, h);
 	const char *dom = ir_shape_str(a, g, k->rank, k->domain);
@@ -50,9 +50,9 @@ static const char *why(const Plan *p, Arena *a, const int *writer, const Unfused
 	return arena_printf(a, "%s is in k%d, a separate kernel over the same %s", what, u->kernel, dom);
 }
 
-void fz_explain_edges(Plan *p, Arena *a)
+void fuse_explain_edges(Plan *p, Arena *a)
 {
-	const int *writer = fz_writers(p, a);
+	const int *writer = fuse_writers(p, a);
 	for (int i = 0; i < p->nunfused; i++)
 		p->unfused[i].why = p->fused ? why(p, a, writer, &p->unfused[i])
 		                             : "per-op mode: every op is its own kernel and stores its value";
@@ -92,7 +92,7 @@ static void dot_leaf(StrBuf *sb, const Graph *g, NodeId n)
 	}
 }
 
-static bool dot_is_leaf(const Graph *g, NodeId n) { return fz_is_leaf(&g->nodes[n]); }
+static bool dot_is_leaf(const Graph *g, NodeId n) { return fuse_is_leaf(&g->nodes[n]); }
 
 static void dot_cluster(StrBuf *sb, const Plan *p, const Kernel *k)
 {
@@ -102,7 +102,7 @@ static void dot_cluster(StrBuf *sb, const Plan *p, const Kernel *k)
 	for (int i = 0; i < k->nnodes; i++) {
 		const Node *nd = &g->nodes[k->nodes[i]];
 		sb_printf(sb, "    k%d_n%d [label=\"%%%d %s\\n%s\"%s];\n", k->id, k->nodes[i], k->nodes[i], ir_ops[nd->op].name,
-		          ir_type_str(sb->arena, g, nd), fz_is_reduce(nd) ? ", style=bold" : "");
+		          ir_type_str(sb->arena, g, nd), fuse_is_reduce(nd) ? ", style=bold" : "");
 	}
 	for (int i = 0; i < k->nparams; i++)
 		if (k->params[i].kind == PARAM_OUT && dot_is_leaf(g, k->params[i].node))
@@ -168,7 +168,7 @@ void fuse_print_dot(StrBuf *sb, const Plan *p)
 		sb_printf(sb, "  out%d [label=\"%s\", shape=house];\n", i, g->outputs[i].name);
 	for (int i = 0; i < p->nkernels; i++)
 		dot_cluster(sb, p, &p->kernels[i]);
-	const int *writer = fz_writers(p, sb->arena);
+	const int *writer = fuse_writers(p, sb->arena);
 	for (int i = 0; i < p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i];
 		for (int j = 0; j < k->nnodes; j++)

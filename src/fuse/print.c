@@ -114,7 +114,7 @@ static void kernel_bytes(Poly *p, Arena *a, const Graph *g, const Kernel *k)
 
 /* ---- the listing -------------------------------------------------------------------- */
 
-int *fz_writers(const Plan *p, Arena *a)
+int *fuse_writers(const Plan *p, Arena *a)
 {
 	int *w = ARENA_ARRAY(a, int, p->g->n + 1);
 	memset(w, 0xff, sizeof(int) * (size_t)(p->g->n + 1));
@@ -210,7 +210,7 @@ void fuse_print(StrBuf *sb, const Plan *p)
 	sb_printf(sb, "plan %s (%s): %d kernel%s, %d temporar%s\n", p->g->name, p->fused ? "fused" : "per-op",
 	          p->nkernels, p->nkernels == 1 ? "" : "s", p->ntemps, p->ntemps == 1 ? "y" : "ies");
 	Poly total = {0};
-	const int *writer = fz_writers(p, sb->arena);
+	const int *writer = fuse_writers(p, sb->arena);
 	for (int i = 0; i < p->nkernels; i++)
 		print_kernel(sb, p, writer, &p->kernels[i], &total);
 	sb_puts(sb, "total bytes: ");
