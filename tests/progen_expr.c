@@ -239,6 +239,12 @@ static bool math_attr(Op op, const PAttr *x, PAttr *r)
 		r->abs = t + rnd_rel(dt, 4);
 		r->rel = 0;
 		return true;
+	case OP_TAN: /* kept below 1.2, where tan' = 1 + tan^2 < 7.6 */
+		if (m + t > 1.2)
+			return false;
+		r->lo = tan(lo), r->hi = tan(hi);
+		r->abs = t * (1 + tan(m + t) * tan(m + t));
+		return true;
 	case OP_TANH: case OP_ERF:
 		r->lo = op == OP_TANH ? tanh(lo) : erf(lo);
 		r->hi = op == OP_TANH ? tanh(hi) : erf(hi);
@@ -906,6 +912,12 @@ static PNode *unary_prod(G *g, int d)
 	return mk1(g, op, pg_gen_float(g, d - 1));
 }
 
+/* The builtins of fz 1.1, each on the values it is well-conditioned for. */
+static PNode *v11_prod(G *g, int d)
+{
+	return mk1(g, OP_TAN, pg_gen_small(g, d - 1, 1));
+}
+
 static PNode *arith_prod(G *g, int d)
 {
 	static const Op ops[] = {OP_ADD, OP_SUB, OP_MUL};
@@ -993,8 +1005,8 @@ static PNode *fromint_prod(G *g, int d)
 
 static PNode *float_prod(G *g, int d)
 {
-	enum { LEAF, UNARY, LOGS, ARITH, DIV, MINMAX, POW, WHERE, REDUCE, CALL, CAST, FROMINT, EXACT };
-	int w[] = {12, 16, 7, 20, 6, 6, 3, 5, 9, 6, 3, 3, 3};
+	enum { LEAF, UNARY, LOGS, ARITH, DIV, MINMAX, POW, WHERE, REDUCE, CALL, CAST, FROMINT, EXACT, V11 };
+	int w[] = {12, 16, 7, 20, 6, 6, 3, 5, 9, 6, 3, 3, 3, 10};
 	if (g->nparams)
 		w[WHERE] = w[FROMINT] = w[EXACT] = 0;
 	switch (PICK(&g->rng, w)) {
@@ -1012,6 +1024,7 @@ static PNode *float_prod(G *g, int d)
 	case CALL: return call_prod(g, d);
 	case CAST: return pg_mk_cast(g, float_dts[rng_int(&g->rng, 0, 3)], pg_gen_float(g, d - 1));
 	case FROMINT: return fromint_prod(g, d);
+	case V11: return v11_prod(g, d);
 	default: return pg_gen_exact(g, d - 1);
 	}
 }

@@ -113,12 +113,12 @@ static void check_cuda(Op op, const char *prog, fz_dtype t)
 		o.fuse = fused;
 		Compilation *c = pipe_new("walk.fz", prog, strlen(prog), &o);
 		ck_assert_ptr_nonnull(c);
-		ck_assert_msg(pipe_run(c) == FZ_OK, "'%s' on %s has no CUDA (%s): %s\n%s", ir_ops[op].name,
+		ck_assert_msg(pipe_run(c) == FZ_OK, "'%s' with %s inputs has no CUDA (%s): %s\n%s", ir_ops[op].name,
 		              fz_dtype_name(t), fused ? "fused" : "per op", c->diag_text ? c->diag_text : "?", prog);
 		if (fused) {
 			RtNvrtcResult r;
 			bool ok = rt_nvrtc_compile(c->arena, c->module.source, "walk", 8, 0, false, &r);
-			ck_assert_msg(ok && r.log && !r.log[0], "'%s' on %s: NVRTC: %s%s\n%s", ir_ops[op].name, fz_dtype_name(t),
+			ck_assert_msg(ok && r.log && !r.log[0], "'%s' with %s inputs: NVRTC: %s%s\n%s", ir_ops[op].name, fz_dtype_name(t),
 			              r.message ? r.message : "", r.log ? r.log : "", c->module.source);
 		}
 		pipe_free(c);
@@ -144,7 +144,7 @@ START_TEST(types_semantics_and_cuda)
 		snprintf(prog, sizeof prog, "in a: %s[N]\nin b: %s[N]\nin c: %s[N]\nout y = %s\n", cond, d, d, text);
 		Compilation *c = tu_compile(prog, STAGE_IR);
 		if (c->status != FZ_OK) {
-			ck_assert_msg(!strstr(c->diag_text, "internal error"), "'%s' on %s: %s", ir_ops[op].name, d,
+			ck_assert_msg(!strstr(c->diag_text, "internal error"), "'%s' with %s inputs: %s", ir_ops[op].name, d,
 			              c->diag_text);
 			snprintf(why, sizeof why, "\n%s", c->diag_text);
 			pipe_free(c);
@@ -170,8 +170,9 @@ START_TEST(table_is_consistent)
 		bool leaf = o->cls == OC_LEAF, red = o->cls == OC_REDUCE;
 		ck_assert_msg(o->name && o->name[0], "op %d has no name", i);
 		ck_assert_msg(leaf == (o->arity == 0), "'%s': arity %d for its class", o->name, o->arity);
-		ck_assert_msg(leaf == (o->type == TY_NONE), "'%s': type rule for its class", o->name);
-		ck_assert_msg((leaf || red) == (o->cuda == CU_NONE), "'%s': how CUDA computes it", o->name);
+		ck_assert_msg(leaf == (o->type == TY_NONE), "'%s': %s", o->name, leaf ? "a leaf with a type rule" : "no type rule");
+		ck_assert_msg((leaf || red) == (o->cuda == CU_NONE), "'%s': %s", o->name,
+		              leaf || red ? "a leaf or reduction computed as an expression" : "no CUDA (CU_NONE)");
 		ck_assert_msg(red == (o->type == TY_SUM || o->type == TY_MEAN || o->type == TY_EXTREMUM),
 		              "'%s': a reduction's type rule", o->name);
 		ck_assert_msg((o->cls == OC_CAST) == (o->cuda == CU_CAST && o->type == TY_CAST), "'%s': cast", o->name);
