@@ -268,17 +268,20 @@ static const char *token_end(const char *p, bool *word)
 	return q;
 }
 
-bool cg_text_names(const char *text, const char *id)
+/* How many times the text names identifier `id` as a whole word. */
+static int word_count(const char *text, const char *id)
 {
 	size_t n = strlen(id);
+	int count = 0;
 	bool word;
 	for (const char *p = text, *q; *p; p = q) {
 		q = token_end(p, &word);
-		if (word && (size_t)(q - p) == n && memcmp(p, id, n) == 0)
-			return true;
+		count += word && (size_t)(q - p) == n && memcmp(p, id, n) == 0;
 	}
-	return false;
+	return count;
 }
+
+bool cg_text_names(const char *text, const char *id) { return word_count(text, id) > 0; }
 
 /* `text` with the operands x, y, z replaced by the values' names (whole
  * words only: the x of exp is not an operand). Values are names, literals
@@ -312,9 +315,10 @@ static const char *helper_call(Cg *c, Op op, const char *const *v)
 }
 
 /* An op from its text in ir/sem.def for the node's operand kind: pasted in
- * place when it is an expression over the operands alone (x + y, exp(x)),
- * else a call of the helper fz_<name> the prelude writes from the same text
- * (it names the types T or U, or is a function body). */
+ * place when it is an expression that names each operand once and nothing
+ * else of its own (x + y, exp(x)), else a call of the helper fz_<name> the
+ * prelude writes from the same text (it names the types T or U, repeats an
+ * operand, or is a function body). */
 static const char *sem_expr(Cg *c, const Node *n, const char *const *v)
 {
 	Op op = (Op)n->op;
@@ -323,7 +327,10 @@ static const char *sem_expr(Cg *c, const Node *n, const char *const *v)
 	const char *text = kind < CG_KIND_COUNT ? cg_sem_text(op, kind, &body) : NULL;
 	if (!text)
 		return NULL;
-	if (!body && !cg_text_names(text, "T") && !cg_text_names(text, "U"))
+	bool inline_ok = !body && !cg_text_names(text, "T") && !cg_text_names(text, "U");
+	for (int k = 0; k < ir_ops[op].arity; k++)
+		inline_ok &= word_count(text, (const char *[]){"x", "y", "z"}[k]) <= 1;
+	if (inline_ok)
 		return substitute(c, text, v);
 	c->ophelp[op] |= (uint8_t)(1u << kind);
 	return helper_call(c, op, v);

@@ -42,6 +42,8 @@ typedef enum TypeRule {
 	TY_FLOAT,   /* promoted together, then integers and bools to f32 (weak: f64) */
 	TY_ABS,     /* as TY_FLOAT, but integers stay integers */
 	TY_PRED,    /* as TY_FLOAT; bool result */
+	TY_BITS,    /* integers or bools, promoted together; floats are an error */
+	TY_SHIFT,   /* integers, promoted together; floats and bools are errors */
 	TY_SUM,     /* reduction: integers and bools sum in i64 */
 	TY_MEAN,    /* reduction: integers and bools give f32 */
 	TY_EXTREMUM /* reduction: the operand's dtype */

@@ -131,6 +131,26 @@ static bool float_type(Builder *b, Op op, const NodeId *args, OpType *out)
 	return true;
 }
 
+/* TY_BITS and TY_SHIFT: promoted together, and the result must be an
+ * integer (or, for & | ^ ~, a bool: logical and, or, xor, not). */
+static bool bits_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
+{
+	int n = ir_ops[op].arity;
+	bool all_weak, shift = ir_ops[op].type == TY_SHIFT;
+	fz_dtype t = promote(b, n, args, &all_weak);
+	if (dtype_is_float(t) || (shift && t == FZ_BOOL)) {
+		const char *want = shift ? "integer" : "integer or bool";
+		const char *hint = t == FZ_BOOL ? " (cast with i32(...) first)" : "";
+		if (n == 1)
+			return diag_error(b->d, b->a, at, "%s needs an %s operand, got %s%s", what, want, dname(b, args[0]), hint);
+		return diag_error(b->d, b->a, at, "%s needs %s operands, got %s and %s%s", what, want, dname(b, args[0]),
+		                  dname(b, args[1]), hint);
+	}
+	out->operand = out->result = t;
+	out->weak = all_weak;
+	return true;
+}
+
 /* Reductions: sum of integers and bools is i64 (accumulated in i64), their
  * mean is f32 (f32(sum_i64) / N); everything else keeps its dtype, half
  * types included (accumulated in f32 by the interpreter and the generated
@@ -163,6 +183,8 @@ bool irb_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, 
 	case TY_FLOAT:
 	case TY_ABS:
 	case TY_PRED: return float_type(b, op, args, out);
+	case TY_BITS:
+	case TY_SHIFT: return bits_type(b, op, args, at, what, out);
 	case TY_SUM:
 	case TY_MEAN:
 	case TY_EXTREMUM: return reduce_type(b, op, args, at, what, out);

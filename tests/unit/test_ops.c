@@ -38,6 +38,8 @@ static const struct {
 	{OP_MUL, "a * b"},    {OP_DIV, "a / b"},    {OP_MOD, "a % b"},    {OP_EQ, "a == b"},
 	{OP_NE, "a != b"},    {OP_LT, "a < b"},     {OP_LE, "a <= b"},    {OP_GT, "a > b"},
 	{OP_GE, "a >= b"},    {OP_AND, "a && b"},   {OP_OR, "a || b"},    {OP_CAST, "bf16(a)"},
+	{OP_BITNOT, "~a"},    {OP_BITAND, "a & b"}, {OP_BITOR, "a | b"},  {OP_BITXOR, "a ^ b"},
+	{OP_SHL, "a << b"},   {OP_SHR, "a >> b"},
 };
 
 /* The program text that applies op to inputs a, b, c (NULL: no spelling). */
