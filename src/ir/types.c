@@ -1,6 +1,6 @@
 /*
- * types.c: the type rules, one per op class (ops.def), and the conversions
- * that make promotions explicit.
+ * types.c: the type rules (one per TypeRule, which each op of ops.def
+ * names) and the conversions that make promotions explicit.
  *
  * Promotion is PyTorch's: strong dtypes (inputs, and values computed from
  * them) promote by the table bool < i32 < i64 < {f16, bf16} < f32 < f64,
