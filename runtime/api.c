@@ -29,8 +29,6 @@ const char *fz_version(void)
 	return FZ_STR(FUSEC_VERSION_MAJOR) "." FZ_STR(FUSEC_VERSION_MINOR) "." FZ_STR(FUSEC_VERSION_PATCH);
 }
 
-void rt_set_last_error(const char *msg) { snprintf(last_error, sizeof last_error, "%s", msg); }
-
 fz_status rt_fail(char *dst, fz_status s, const char *fmt, ...)
 {
 	va_list ap;

@@ -312,17 +312,7 @@ static fz_status no_such(fz_run *r, const char *what, const char *name)
 
 static const char *decl_text(fz_run *r, const Node *n, char *buf, size_t cap)
 {
-	Tensor t = {.dtype = (fz_dtype)n->dtype, .rank = n->rank};
-	size_t len = (size_t)snprintf(buf, cap, "%s", fz_dtype_name(t.dtype));
-	for (int k = 0; k < n->rank && len < cap; k++) {
-		Dim d = n->shape[k];
-		if (dim_is_sym(d))
-			len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? ", " : "[", r->g->dims[dim_sym(d)]);
-		else
-			len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k ? ", " : "[", (long long)d);
-	}
-	if (n->rank && len < cap)
-		snprintf(buf + len, cap - len, "]");
+	ir_type_text(buf, cap, r->g, fz_dtype_name((fz_dtype)n->dtype), n->rank, n->shape);
 	return buf;
 }
 
@@ -617,28 +607,12 @@ static fz_status resolve_dims(fz_run *r, int64_t *dims)
 }
 
 /* max/min of an empty row has no value: an error before anything runs, in
- * the interpreter's words (and only when there is a row to reduce). */
+ * the interpreter's words (ir_check_empty_rows). */
 static fz_status check_reductions(fz_run *r, const int64_t *dims)
 {
-	const Graph *g = r->g;
-	for (int i = 0; i < g->n; i++) {
-		const Node *n = &g->nodes[i];
-		if (n->op != OP_MAX && n->op != OP_MIN)
-			continue;
-		const Node *a = &g->nodes[n->args[0]];
-		Dim last = a->shape[a->rank - 1];
-		int64_t rows;
-		if (ir_dim_value(last, dims) != 0 || !ir_numel(n->rank, n->shape, dims, &rows) || rows == 0)
-			continue;
-		char dim[128];
-		if (dim_is_sym(last))
-			snprintf(dim, sizeof dim, "%s = 0", g->dims[dim_sym(last)]);
-		else
-			snprintf(dim, sizeof dim, "size 0");
-		return rt_fail(r->err, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (%s)", ir_ops[n->op].name,
-		               n->span.line, n->span.col, dim);
-	}
-	return FZ_OK;
+	char msg[512];
+	fz_status s = ir_check_empty_rows(r->g, dims, msg, sizeof msg);
+	return s == FZ_OK ? s : rt_fail(r->err, s, "%s", msg);
 }
 
 static fz_status node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes)

@@ -76,8 +76,6 @@ struct fz_program {
 fz_status rt_fail(char *dst, fz_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A failed driver call: "WHAT: CUDA_ERROR_X: description". */
 fz_status rt_fail_cu(char *dst, CUresult r, const char *what);
-/* Clear the thread's last error (successful calls leave it alone). */
-void rt_set_last_error(const char *msg);
 
 /* Add a warning to the context (locked). */
 void rt_warn(void *ctx, const char *message);

@@ -20,7 +20,6 @@ typedef struct Block {
 
 struct Arena {
 	Block *head;
-	size_t total;
 	jmp_buf *on_oom;
 };
 
@@ -91,7 +90,6 @@ void *arena_alloc(Arena *a, size_t size)
 	}
 	void *p = b->data + b->used;
 	b->used += size;
-	a->total += size;
 	memset(p, 0, size);
 	return p;
 }
@@ -139,8 +137,6 @@ char *arena_printf(Arena *a, const char *fmt, ...)
 	va_end(ap);
 	return p;
 }
-
-size_t arena_used(const Arena *a) { return a->total; }
 
 /* ---- string buffers ------------------------------------------------------------ */
 

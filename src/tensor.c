@@ -61,13 +61,5 @@ double tensor_get(const Tensor *t, int64_t i)
 
 void tensor_type_str(const Tensor *t, char *buf, size_t n)
 {
-	if (!n)
-		return;
-	size_t len = (size_t)snprintf(buf, n, "%s", fz_dtype_name(t->dtype));
-	if (t->rank == 0)
-		return;
-	for (int k = 0; k < t->rank && len < n; k++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%lld", k ? ", " : "[", (long long)t->shape[k]);
-	if (len < n)
-		snprintf(buf + len, n - len, "]");
+	ir_type_text(buf, n, NULL, fz_dtype_name(t->dtype), t->rank, t->shape);
 }

@@ -24,7 +24,7 @@ bool tensor_alloc(Tensor *t);
 void tensor_free(Tensor *t);
 /* Element i as a double (f16/bf16 decoded, ints and bool converted). */
 double tensor_get(const Tensor *t, int64_t i);
-/* "f32[4, 5]" */
+/* "f32[4, 5]" (ir_type_text: truncated to n bytes, terminated) */
 void tensor_type_str(const Tensor *t, char *buf, size_t n);
 
 /* .npy files: format v1, v2 (and v3 headers). Reading takes f2 f4 f8 i4 i8

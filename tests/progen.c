@@ -298,20 +298,28 @@ static bool declare_next(G *g)
 
 /* ---- printing expressions ------------------------------------------------------------------- */
 
+/* The contract's precedence levels, loosest first; calls and leaves bind
+ * tightest. */
+enum { PREC_UNARY = 12, PREC_PRIMARY = 13 };
+
 static int prec_of(const PNode *n)
 {
 	if (n->kind != PK_OP)
-		return 9;
+		return PREC_PRIMARY;
 	switch (n->op) {
-	case OP_WHERE: return n->ternary ? 1 : 9;
+	case OP_WHERE: return n->ternary ? 1 : PREC_PRIMARY;
 	case OP_OR: return 2;
 	case OP_AND: return 3;
 	case OP_EQ: case OP_NE: return 4;
 	case OP_LT: case OP_LE: case OP_GT: case OP_GE: return 5;
-	case OP_ADD: case OP_SUB: return 6;
-	case OP_MUL: case OP_DIV: case OP_MOD: return 7;
-	case OP_NEG: case OP_NOT: return 8;
-	default: return 9;
+	case OP_BITOR: return 6;
+	case OP_BITXOR: return 7;
+	case OP_BITAND: return 8;
+	case OP_SHL: case OP_SHR: return 9;
+	case OP_ADD: case OP_SUB: return 10;
+	case OP_MUL: case OP_DIV: case OP_MOD: return 11;
+	case OP_NEG: case OP_NOT: case OP_BITNOT: return PREC_UNARY;
+	default: return PREC_PRIMARY; /* calls */
 	}
 }
 
@@ -333,6 +341,12 @@ static const char *op_sym(Op op)
 	case OP_MOD: return "%";
 	case OP_NEG: return "-";
 	case OP_NOT: return "!";
+	case OP_BITNOT: return "~";
+	case OP_BITAND: return "&";
+	case OP_BITOR: return "|";
+	case OP_BITXOR: return "^";
+	case OP_SHL: return "<<";
+	case OP_SHR: return ">>";
 	default: return "?";
 	}
 }
@@ -360,12 +374,12 @@ static void print_op(G *g, const PNode *n, int p)
 		print_expr(g, n->arg[1], 2);
 		sb_puts(&g->sb, " : ");
 		print_expr(g, n->arg[2], 1);
-	} else if (p == 8) {
+	} else if (p == PREC_UNARY) {
 		sb_puts(&g->sb, op_sym(n->op));
-		print_expr(g, n->arg[0], prec_of(n->arg[0]) == 8 ? 9 : 8);
-	} else if (p < 8) {
+		print_expr(g, n->arg[0], prec_of(n->arg[0]) == PREC_UNARY ? PREC_PRIMARY : PREC_UNARY);
+	} else if (p < PREC_UNARY) {
 		print_expr(g, n->arg[0], p);
-		bool tight = p == 7 && rng_pct(&g->style, 15);
+		bool tight = p == 11 && rng_pct(&g->style, 15);
 		sb_printf(&g->sb, tight ? "%s" : " %s ", op_sym(n->op));
 		print_expr(g, n->arg[1], p + 1);
 	} else {
@@ -376,7 +390,7 @@ static void print_op(G *g, const PNode *n, int p)
 static void print_expr(G *g, const PNode *n, int minprec)
 {
 	int p = prec_of(n);
-	bool paren = p < minprec || (p < 9 && rng_pct(&g->style, 4));
+	bool paren = p < minprec || (p < PREC_PRIMARY && rng_pct(&g->style, 4));
 	if (paren)
 		sb_puts(&g->sb, "(");
 	switch (n->kind) {

@@ -24,6 +24,8 @@
  */
 #include "progen_impl.h"
 
+#include "ir/interp.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,15 +48,8 @@ bool progen_dims(const ProgenInfo *info, const Graph *g, int64_t *dims, char *er
 
 fz_status progen_expect(const Graph *g, const int64_t *dims)
 {
-	for (int i = 0; i < g->n; i++) {
-		const Node *n = &g->nodes[i];
-		if (n->op != OP_MAX && n->op != OP_MIN)
-			continue;
-		const Node *x = &g->nodes[n->args[0]];
-		if (x->rank > 0 && ir_dim_value(x->shape[x->rank - 1], dims) == 0)
-			return FZ_ERR_RUNTIME;
-	}
-	return FZ_OK;
+	char msg[256];
+	return ir_check_empty_rows(g, dims, msg, sizeof msg);
 }
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -189,15 +184,6 @@ static void index_str(const Tensor *t, int64_t i, char *buf, size_t n)
 		snprintf(buf + len, n - len, "]");
 }
 
-static void type_str(const Tensor *t, char *buf, size_t n)
-{
-	size_t len = (size_t)snprintf(buf, n, "%s[", fz_dtype_name(t->dtype));
-	for (int k = 0; k < t->rank && len < n; k++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%lld", k ? ", " : "", (long long)t->shape[k]);
-	if (len < n)
-		snprintf(buf + len, n - len, "]");
-}
-
 static bool same_shape(const Tensor *a, const Tensor *b)
 {
 	if (a->rank != b->rank)
@@ -286,8 +272,8 @@ static void scan(const Tensor *got, const Tensor *want, bool exact, double atol,
 bool progen_compare_tol(const Tensor *got, const Tensor *want, const ProgenTol *tol, char *msg, size_t msglen)
 {
 	char gs[128], ws[128];
-	type_str(got, gs, sizeof gs);
-	type_str(want, ws, sizeof ws);
+	tensor_type_str(got, gs, sizeof gs);
+	tensor_type_str(want, ws, sizeof ws);
 	bool dt_ok = got->dtype == want->dtype ||
 	             (tol->any_dtype && dtype_is_float(got->dtype) == dtype_is_float(want->dtype));
 	if (!same_shape(got, want) || !dt_ok) {

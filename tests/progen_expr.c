@@ -158,6 +158,15 @@ static double silu_f(double x) { return x / (1 + exp(-x)); }
 static double gelu_f(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
 static double gelut_f(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
+static double softplus_f(double x) { return x > 20 ? x : log1p(exp(x)); }
+static double mish_f(double x) { return x * tanh(softplus_f(x)); }
+static double hardsigmoid_f(double x) { return fmin(fmax(x + 3, 0), 6) / 6; }
+static double hardswish_f(double x) { return x * hardsigmoid_f(x); }
+static double act_f(Op op, double x)
+{
+	return op == OP_SOFTPLUS ? softplus_f(x) : op == OP_ELU ? (x > 0 ? x : expm1(x)) : hardsigmoid_f(x);
+}
+
 /* Range of a function decreasing then increasing around its minimum at xm. */
 static void vshape(double (*f)(double), double xm, double lo, double hi, double *rlo, double *rhi)
 {
@@ -239,6 +248,59 @@ static bool math_attr(Op op, const PAttr *x, PAttr *r)
 		r->abs = t + rnd_rel(dt, 4);
 		r->rel = 0;
 		return true;
+	case OP_TAN: /* kept below 1.2, where tan' = 1 + tan^2 < 7.6 */
+		if (m + t > 1.2)
+			return false;
+		r->lo = tan(lo), r->hi = tan(hi);
+		r->abs = t * (1 + tan(m + t) * tan(m + t));
+		return true;
+	case OP_ATAN:
+		r->lo = atan(lo), r->hi = atan(hi);
+		r->abs = t;
+		return true;
+	case OP_ASIN: case OP_ACOS: /* kept within 0.9, where the slope is below 2.3 */
+		if (m + t > 0.9)
+			return false;
+		r->lo = op == OP_ASIN ? asin(lo) : acos(hi), r->hi = op == OP_ASIN ? asin(hi) : acos(lo);
+		r->abs = t / sqrt(1 - (m + t) * (m + t));
+		return true;
+	case OP_SINH: case OP_COSH:
+		if (m > 5)
+			return false;
+		if (op == OP_SINH)
+			r->lo = sinh(lo), r->hi = sinh(hi);
+		else
+			vshape(cosh, 0, lo, hi, &r->lo, &r->hi);
+		r->abs = t * cosh(m + t);
+		return true;
+	case OP_RECIPROCAL: { /* as 1 / x: bounded away from zero */
+		double my = lo > 0 ? lo : hi < 0 ? -hi : 0;
+		double ry = x->rel + x->abs / fmax(my, 1e-300);
+		if (my < 0.01 || ry > 0.1)
+			return false;
+		r->lo = 1 / hi, r->hi = 1 / lo;
+		r->rel = ry / (1 - ry) + rnd_rel(dt, 1);
+		return true;
+	}
+	case OP_SIGN: case OP_TRUNC: /* discontinuous: exact values only */
+		if (!x->det)
+			return false;
+		r->lo = op == OP_SIGN ? (lo < 0 ? -1 : lo > 0 ? 1 : 0) : trunc(lo);
+		r->hi = op == OP_SIGN ? (hi < 0 ? -1 : hi > 0 ? 1 : 0) : trunc(hi);
+		r->abs = r->rel = 0;
+		r->det = true;
+		return true;
+	case OP_SOFTPLUS: case OP_ELU: case OP_HARDSIGMOID: /* increasing, slope at most 1 */
+		r->lo = act_f(op, lo), r->hi = act_f(op, hi);
+		r->abs = t * (op == OP_HARDSIGMOID ? 1.0 / 6 : 1);
+		return true;
+	case OP_MISH: case OP_HARDSWISH: /* falling then rising, slope at most 1.5 */
+		if (m > 30)
+			return false;
+		vshape(op == OP_MISH ? mish_f : hardswish_f, op == OP_MISH ? -1.1924 : -1.5, lo, hi, &r->lo, &r->hi);
+		r->lo -= 1e-3;
+		r->abs = 1.5 * t;
+		return true;
 	case OP_TANH: case OP_ERF:
 		r->lo = op == OP_TANH ? tanh(lo) : erf(lo);
 		r->hi = op == OP_TANH ? tanh(hi) : erf(hi);
@@ -279,6 +341,48 @@ static bool math_attr(Op op, const PAttr *x, PAttr *r)
 		r->abs = r->rel = 0;
 		r->det = true;
 		return true;
+	default:
+		return false;
+	}
+}
+
+/* The float builtins of two arguments (operands converted). */
+static bool math2_attr(Op op, const PAttr *a, const PAttr *b, PAttr *r)
+{
+	double ta = tot(a), tb = tot(b), ma = pg_mag(a), mb = pg_mag(b);
+	r->abs = 0, r->rel = rnd_rel(r->dt, 4);
+	switch (op) {
+	case OP_ATAN2: { /* b bounded away from zero above: no branch cut */
+		if (b->lo < 0.05 || tb > 0.1 * b->lo)
+			return false;
+		double c[4] = {atan2(a->lo, b->lo), atan2(a->lo, b->hi), atan2(a->hi, b->lo), atan2(a->hi, b->hi)};
+		r->lo = fmin(fmin(c[0], c[1]), fmin(c[2], c[3])), r->hi = fmax(fmax(c[0], c[1]), fmax(c[2], c[3]));
+		r->abs = (ta + tb) / (b->lo - tb);
+		return true;
+	}
+	case OP_HYPOT: { /* 1-Lipschitz in each */
+		double la = a->lo > 0 ? a->lo : a->hi < 0 ? -a->hi : 0, lb = b->lo > 0 ? b->lo : b->hi < 0 ? -b->hi : 0;
+		r->lo = hypot(la, lb), r->hi = hypot(ma, mb);
+		r->abs = ta + tb;
+		return true;
+	}
+	case OP_LOGADDEXP: { /* increasing in both, the slopes sum to 1 */
+		if (fmax(ma, mb) > 1e4)
+			return false;
+		r->lo = fmax(a->lo, b->lo) + log1p(exp(-fabs(a->lo - b->lo)));
+		r->hi = fmax(a->hi, b->hi) + log1p(exp(-fabs(a->hi - b->hi)));
+		r->abs = ta + tb + rnd_rel(r->dt, 4) * (fmax(ma, mb) + 1); /* max(a, b) + log1p(...) may cancel */
+		return true;
+	}
+	case OP_LEAKY_RELU: { /* x above 0, x * slope below: continuous at 0 */
+		double nlo = 0, nhi = 0;
+		if (a->lo < 0)
+			imul(a->lo, fmin(a->hi, 0), b->lo, b->hi, &nlo, &nhi);
+		r->lo = fmin(fmax(a->lo, 0), nlo), r->hi = fmax(fmax(a->hi, 0), nhi);
+		r->abs = ta * fmax(1, mb) + tb * ma;
+		r->rel = rnd_rel(r->dt, 1);
+		return true;
+	}
 	default:
 		return false;
 	}
@@ -374,16 +478,56 @@ static bool arith_float(Op op, int n, const PAttr *x, PAttr *r)
 	}
 }
 
-/* Arithmetic on two bools is an error; one bool promotes (b * x). */
+/* Arithmetic on two bools is an error, minimum, maximum, clamp and & | ^ ~
+ * are not; one bool promotes (b * x, b & i). */
 static bool bool_arith_ok(Op op, int n, const PAttr *x, fz_dtype t)
 {
-	bool minmax = op == OP_MINIMUM || op == OP_MAXIMUM || op == OP_CLAMP;
+	TypeRule rule = ir_ops[op].type;
+	bool minmax = rule == TY_ORDER, bits = rule == TY_BITS || rule == TY_SHIFT;
 	bool any = false;
 	for (int i = 0; i < n; i++)
 		any |= x[i].dt == FZ_BOOL && !x[i].weak;
 	if (t == FZ_BOOL)
-		return minmax;
-	return !any || minmax || op == OP_ADD || op == OP_SUB || op == OP_MUL;
+		return minmax || rule == TY_BITS;
+	return !any || minmax || bits || op == OP_ADD || op == OP_SUB || op == OP_MUL;
+}
+
+/* The smallest power of two above every magnitude in [lo, hi]. */
+static double pow2_above(double lo, double hi)
+{
+	double k = 1;
+	while (k <= fmax(fabs(lo), fabs(hi)))
+		k *= 2;
+	return k;
+}
+
+/* & | ^ ~ << >> on integers (and & | ^ ~ on bools): exact. A shift count
+ * may be any value, in range or not (see sem.def). */
+static bool bits_int(Op op, const PAttr *a, const PAttr *b, PAttr *r)
+{
+	double w = r->dt == FZ_I64 ? 64 : 32, k = pow2_above(a->lo, a->hi);
+	if (op != OP_BITNOT && op != OP_SHL && op != OP_SHR)
+		k = fmax(k, pow2_above(b->lo, b->hi));
+	bool nonneg = a->lo >= 0 && (op == OP_BITNOT || op == OP_SHL || op == OP_SHR || b->lo >= 0);
+	switch (op) {
+	case OP_BITNOT: r->lo = -a->hi - 1, r->hi = -a->lo - 1; return true;
+	case OP_BITAND: r->lo = nonneg ? 0 : -k, r->hi = nonneg ? fmin(a->hi, b->hi) : k - 1; return true;
+	case OP_BITOR: case OP_BITXOR: r->lo = nonneg ? 0 : -k, r->hi = k - 1; return true;
+	case OP_SHL: case OP_SHR: {
+		double clo = fmax(b->lo, 0), chi = fmin(b->hi, w - 1);
+		r->lo = r->hi = 0;
+		if (b->lo < 0 || b->hi > w - 1) /* out of range: 0, or the sign for >> */
+			r->lo = op == OP_SHR && a->lo < 0 ? -1 : 0;
+		if (clo <= chi) { /* x * 2^c, or floor(x / 2^c): the ends take the ends of c */
+			int elo = (int)(a->lo < 0 ? chi : clo), ehi = (int)(a->hi > 0 ? chi : clo);
+			if (op == OP_SHR)
+				elo = -(int)(a->lo < 0 ? clo : chi), ehi = -(int)(a->hi > 0 ? clo : chi);
+			r->lo = fmin(r->lo, floor(ldexp(a->lo, elo))), r->hi = fmax(r->hi, floor(ldexp(a->hi, ehi)));
+		}
+		return true;
+	}
+	default: return false;
+	}
 }
 
 static bool fits_int(double v, fz_dtype t) { return fabs(v) <= mag_limit(t); }
@@ -417,9 +561,16 @@ static bool arith_int(Op op, int n, const PAttr *x, PAttr *r)
 			r->lo = 0;
 		break;
 	}
-	default: return false;
+	default:
+		if (r->dt == FZ_BOOL) { /* logical */
+			r->lo = 0, r->hi = 1;
+			return ir_ops[op].type == TY_BITS;
+		}
+		if (!bits_int(op, a, b, r))
+			return false;
+		break;
 	}
-	return r->dt == FZ_BOOL ? (op == OP_MINIMUM || op == OP_MAXIMUM || op == OP_CLAMP)
+	return r->dt == FZ_BOOL ? ir_ops[op].type == TY_ORDER
 	                        : fits_int(r->lo, r->dt) && fits_int(r->hi, r->dt);
 }
 
@@ -561,17 +712,23 @@ static bool op_attr(const G *g, Op op, fz_dtype to, int n, const PAttr *x, PAttr
 			r->det = c[1].det && c[2].det;
 			break;
 		case OC_MATH: {
-			bool keep = op == OP_ABS && !dtype_is_float(t);
-			if (op == OP_ISNAN || op == OP_ISINF) {
+			bool keep = ir_ops[op].type == TY_ABS && !dtype_is_float(t);
+			if (ir_ops[op].type == TY_PRED) { /* isnan, isinf, isfinite: exact values, NaN and inf too */
 				ok = c[0].det && !x[0].weak;
 				meta.dt = FZ_BOOL, r->lo = 0, r->hi = 1, r->det = true;
 				break;
 			}
 			meta.dt = r->dt = keep ? t : dtype_is_float(t) ? t : FZ_F32;
-			PAttr arg = keep ? c[0] : conv(x[0], r->dt);
-			ok = !x[0].weak && t != FZ_BOOL && (keep ? arith_int(OP_NEG, 1, &arg, r) : math_attr(op, &arg, r));
+			PAttr arg[2];
+			for (int i = 0; i < n; i++)
+				arg[i] = keep ? c[i] : conv(x[i], r->dt);
+			ok = !x[0].weak && t != FZ_BOOL;
+			if (ok && keep)
+				ok = arith_int(OP_NEG, 1, arg, r);
+			else if (ok)
+				ok = n == 1 ? math_attr(op, &arg[0], r) : math2_attr(op, &arg[0], &arg[1], r);
 			if (keep)
-				r->lo = arg.lo >= 0 ? arg.lo : arg.hi <= 0 ? -arg.hi : 0, r->hi = pg_mag(&arg);
+				r->lo = arg[0].lo >= 0 ? arg[0].lo : arg[0].hi <= 0 ? -arg[0].hi : 0, r->hi = pg_mag(&arg[0]);
 			break;
 		}
 		default: /* OC_ARITH */
@@ -906,6 +1063,37 @@ static PNode *unary_prod(G *g, int d)
 	return mk1(g, op, pg_gen_float(g, d - 1));
 }
 
+/* The float builtins of fz 1.1, each on the values it is well-conditioned
+ * for (sign and trunc, discontinuous, are with the exact values). */
+static PNode *v11_prod(G *g, int d)
+{
+	static const Lit half = {"0.5", 0.5}, slopes[] = {{"0.01", 0.01}, {"0.2", 0.2}, {"1e-1", 0.1}};
+	static const Op acts[] = {OP_ATAN, OP_SOFTPLUS, OP_MISH, OP_HARDSWISH, OP_HARDSIGMOID, OP_ELU};
+	PNode *b;
+	switch (rng_int(&g->rng, 0, 9)) {
+	case 0: return mk1(g, OP_TAN, pg_gen_small(g, d - 1, 1));
+	case 1:
+		b = mk2(g, OP_MUL, pg_gen_small(g, d - 1, 1), pg_mk_lit(g, &half, true));
+		return mk1(g, rng_pct(&g->rng, 50) ? OP_ASIN : OP_ACOS, b);
+	case 2: return mk1(g, rng_pct(&g->rng, 50) ? OP_SINH : OP_COSH, pg_gen_small(g, d - 1, 4));
+	case 3: b = pg_gen_pos(g, d - 1); return mk1(g, OP_RECIPROCAL, rng_pct(&g->rng, 30) ? mk1(g, OP_NEG, b) : b);
+	case 4:
+		b = rng_pct(&g->rng, 30) ? LIT(g, pg_lit_exact, true) : pg_gen_pos(g, d - 1);
+		return mk2(g, OP_ATAN2, pg_gen_float(g, d - 1), b);
+	case 5:
+		b = rng_pct(&g->rng, 30) ? weak_operand(g, false) : pg_gen_float(g, d - 1);
+		return mk2(g, OP_HYPOT, pg_gen_float(g, d - 1), b);
+	case 6:
+		b = rng_pct(&g->rng, 30) ? weak_operand(g, false) : pg_gen_small(g, d - 1, 8);
+		return mk2(g, OP_LOGADDEXP, pg_gen_small(g, d - 1, 8), b);
+	case 7: /* a literal slope, or a tensor one */
+		b = rng_pct(&g->rng, 60) ? pg_mk_lit(g, &slopes[rng_int(&g->rng, 0, 2)], true)
+		                         : mk1(g, OP_SIGMOID, pg_gen_float(g, d - 1));
+		return mk2(g, OP_LEAKY_RELU, pg_gen_float(g, d - 1), b);
+	default: return mk1(g, acts[rng_int(&g->rng, 0, COUNT(acts) - 1)], pg_gen_float(g, d - 1));
+	}
+}
+
 static PNode *arith_prod(G *g, int d)
 {
 	static const Op ops[] = {OP_ADD, OP_SUB, OP_MUL};
@@ -993,8 +1181,8 @@ static PNode *fromint_prod(G *g, int d)
 
 static PNode *float_prod(G *g, int d)
 {
-	enum { LEAF, UNARY, LOGS, ARITH, DIV, MINMAX, POW, WHERE, REDUCE, CALL, CAST, FROMINT, EXACT };
-	int w[] = {12, 16, 7, 20, 6, 6, 3, 5, 9, 6, 3, 3, 3};
+	enum { LEAF, UNARY, LOGS, ARITH, DIV, MINMAX, POW, WHERE, REDUCE, CALL, CAST, FROMINT, EXACT, V11 };
+	int w[] = {12, 16, 7, 20, 6, 6, 3, 5, 9, 6, 3, 3, 3, 10};
 	if (g->nparams)
 		w[WHERE] = w[FROMINT] = w[EXACT] = 0;
 	switch (PICK(&g->rng, w)) {
@@ -1012,6 +1200,7 @@ static PNode *float_prod(G *g, int d)
 	case CALL: return call_prod(g, d);
 	case CAST: return pg_mk_cast(g, float_dts[rng_int(&g->rng, 0, 3)], pg_gen_float(g, d - 1));
 	case FROMINT: return fromint_prod(g, d);
+	case V11: return v11_prod(g, d);
 	default: return pg_gen_exact(g, d - 1);
 	}
 }
@@ -1030,7 +1219,7 @@ PNode *pg_gen_float(G *g, int d)
 /* Exact floats: what discontinuous ops may take. */
 static PNode *exact_prod(G *g, int d)
 {
-	static const Op rounds[] = {OP_FLOOR, OP_CEIL, OP_ROUND, OP_NEG, OP_ABS, OP_RELU};
+	static const Op rounds[] = {OP_FLOOR, OP_CEIL, OP_ROUND, OP_NEG, OP_ABS, OP_RELU, OP_SIGN, OP_TRUNC};
 	static const Lit p2[] = {{"2", 2}, {"0.5", 0.5}, {"4.0", 4}, {"0.25", 0.25}};
 	static const int w[] = {14, 14, 8, 6, 6, 6, 4, 5, 5, 4};
 	switch (PICK(&g->rng, w)) {
@@ -1072,7 +1261,7 @@ static PNode *exact_operand(G *g, int d)
 static PNode *bool_prod(G *g, int d)
 {
 	static const Op cmps[] = {OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE};
-	static const int w[] = {30, 10, 5, 6, 6, 8, 6, 6};
+	static const int w[] = {30, 10, 5, 6, 6, 8, 6, 6, 6};
 	switch (PICK(&g->rng, w)) {
 	case 0: {
 		Op op = cmps[rng_int(&g->rng, 0, 5)];
@@ -1081,10 +1270,19 @@ static PNode *bool_prod(G *g, int d)
 	}
 	case 1: return mk2(g, rng_pct(&g->rng, 50) ? OP_AND : OP_OR, pg_gen_bool(g, d - 1), pg_gen_bool(g, d - 1));
 	case 2: return mk1(g, OP_NOT, pg_gen_bool(g, d - 1));
-	case 3: return mk1(g, rng_pct(&g->rng, 60) ? OP_ISNAN : OP_ISINF, pg_gen_exact(g, d - 1));
+	case 3: {
+		static const Op preds[] = {OP_ISNAN, OP_ISNAN, OP_ISINF, OP_ISFINITE};
+		return mk1(g, preds[rng_int(&g->rng, 0, 3)], pg_gen_exact(g, d - 1));
+	}
 	case 4: return pg_mk_cast(g, FZ_BOOL, rng_pct(&g->rng, 50) ? pg_gen_exact(g, d - 1) : pg_gen_int(g, d - 1));
 	case 5: return pick_leaf(g, W_BOOL);
 	case 6: return mk1(g, rng_pct(&g->rng, 50) ? OP_MAX : OP_MIN, pg_gen_bool(g, d - 1));
+	case 8: { /* the bitwise operators on bools are logical */
+		static const Op bits[] = {OP_BITAND, OP_BITOR, OP_BITXOR};
+		if (rng_pct(&g->rng, 25))
+			return mk1(g, OP_BITNOT, pg_gen_bool(g, d - 1));
+		return mk2(g, bits[rng_int(&g->rng, 0, 2)], pg_gen_bool(g, d - 1), pg_gen_bool(g, d - 1));
+	}
 	default:
 		if (rng_pct(&g->rng, 50))
 			return mk_where(g, pg_gen_bool(g, d - 1), pg_gen_bool(g, d - 1), pg_gen_bool(g, d - 1));
@@ -1106,7 +1304,7 @@ PNode *pg_gen_bool(G *g, int d)
 static PNode *int_prod(G *g, int d)
 {
 	static const Op ar[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MINIMUM, OP_MAXIMUM};
-	static const int w[] = {16, 22, 6, 6, 8, 8, 6, 6, 4, 4};
+	static const int w[] = {16, 22, 6, 6, 8, 8, 6, 6, 4, 4, 8, 6};
 	switch (PICK(&g->rng, w)) {
 	case 0: return pick_leaf(g, W_INT);
 	case 1: {
@@ -1121,6 +1319,22 @@ static PNode *int_prod(G *g, int d)
 	case 6: return mk_where(g, pg_gen_bool(g, d - 1), pg_gen_int(g, d - 1), pg_gen_int(g, d - 1));
 	case 7: return pg_mk_cast(g, rng_pct(&g->rng, 50) ? FZ_I32 : FZ_I64, pg_gen_int(g, d - 1));
 	case 8: return mk2(g, OP_POW, pg_gen_int(g, d - 1), LIT(g, lit_int, false));
+	case 10: { /* & | ^ ~ */
+		static const Op bits[] = {OP_BITAND, OP_BITOR, OP_BITXOR};
+		if (rng_pct(&g->rng, 20))
+			return mk1(g, OP_BITNOT, pg_gen_int(g, d - 1));
+		PNode *b = rng_pct(&g->rng, 35)   ? LIT(g, lit_int, false)
+		           : rng_pct(&g->rng, 20) ? pg_gen_bool(g, d - 1)
+		                                  : pg_gen_int(g, d - 1);
+		return mk2(g, bits[rng_int(&g->rng, 0, 2)], pg_gen_int(g, d - 1), b);
+	}
+	case 11: { /* shifts, by counts in range and out of it (0 or the sign) */
+		static const Lit counts[] = {{"0", 0},   {"1", 1},   {"3", 3},   {"7", 7},   {"31", 31},
+		                             {"32", 32}, {"33", 33}, {"63", 63}, {"64", 64}, {"100", 100}};
+		PNode *c = rng_pct(&g->rng, 70) ? pg_mk_lit(g, &counts[rng_int(&g->rng, 0, COUNT(counts) - 1)], false)
+		           : rng_pct(&g->rng, 30) ? mk1(g, OP_NEG, LIT(g, lit_int, false)) : pg_gen_int(g, d - 1);
+		return mk2(g, rng_pct(&g->rng, 50) ? OP_SHL : OP_SHR, pg_gen_int(g, d - 1), c);
+	}
 	default: return pg_mk(g, OP_CLAMP, 3, pg_gen_int(g, d - 1), mk1(g, OP_NEG, LIT(g, lit_int, false)), LIT(g, lit_int, false));
 	}
 }

@@ -21,8 +21,6 @@
 
 #include <string.h>
 
-_Static_assert(OP_COUNT + 8 <= 64, "CGH_OP bits must fit in 64");
-
 CgDevice cg_default_device(void)
 {
 	CgDevice d = {.cc_major = 9, .cc_minor = 0, .sm_count = 132, .max_threads_per_sm = 2048,
@@ -75,6 +73,7 @@ void cg_begin_entry(Cg *c, CgPath path, int K, const char *suffix, const CgArg *
 	c->w = ARENA_NEW(c->a, CgW);
 	cw_init(c->w, sb, 0);
 	c->helpers = 0;
+	memset(c->ophelp, 0, sizeof c->ophelp);
 }
 
 const CgEntry *cg_entry(const Cg *c) { return &c->m->entries[c->m->nentries - 1]; }
@@ -84,6 +83,9 @@ void cg_end_entry(Cg *c)
 	CgEntry *e = &c->m->entries[c->m->nentries - 1];
 	e->text = sb_str(c->w->sb);
 	e->helpers = c->helpers;
+	uint8_t *oh = ARENA_ARRAY(c->a, uint8_t, OP_COUNT);
+	memcpy(oh, c->ophelp, sizeof c->ophelp);
+	e->ophelp = oh;
 	c->w = NULL;
 }
 
@@ -203,10 +205,13 @@ static bool gen_kernels(Cg *c)
 const char *cg_module_source(const CgModule *m, const bool *want, Arena *a)
 {
 	uint64_t helpers = 0;
+	uint8_t ophelp[OP_COUNT] = {0};
 	int n = 0;
 	for (int e = 0; e < m->nentries; e++)
 		if (!want || want[e]) {
 			helpers |= m->entries[e].helpers;
+			for (int op = 0; op < OP_COUNT; op++)
+				ophelp[op] |= m->entries[e].ophelp[op];
 			n++;
 		}
 	StrBuf sb;
@@ -217,7 +222,7 @@ const char *cg_module_source(const CgModule *m, const bool *want, Arena *a)
 		sb_printf(&sb, "%d entr%s.\n", n, n == 1 ? "y" : "ies");
 	else
 		sb_printf(&sb, "%d of %s %d entries.\n", n, m->nkernels == 1 ? "its" : "their", m->nentries);
-	cg_prelude(&sb, helpers);
+	cg_prelude(&sb, helpers, ophelp);
 	for (int e = 0; e < m->nentries; e++)
 		if (!want || want[e])
 			sb_puts(&sb, m->entries[e].text);

@@ -88,6 +88,7 @@ typedef struct CgEntry {
 	int nargs;
 	const char *text;           /* its CUDA C (the prelude is not in it) */
 	uint64_t helpers;           /* the prelude pieces it uses (cgint.h: CGH_*) */
+	const uint8_t *ophelp;      /* per op: 1 << CgKind for each helper fz_<name> it uses */
 } CgEntry;
 
 typedef struct CgModule {

@@ -51,17 +51,15 @@ struct CgKernelInfo {
 
 /* Prelude pieces: which helpers an entry uses. */
 enum {
-	CGH_INT = 1u << 0,     /* wrapping integer arithmetic, division that never traps */
 	CGH_MINMAX = 1u << 1,  /* NaN-propagating minimum, maximum, clamp */
-	CGH_POW = 1u << 2,     /* pow, exact for integers */
 	CGH_ROUND = 1u << 3,   /* rounding to f16/bf16 (explicit casts) */
 	CGH_BCAST = 1u << 4,   /* loads of broadcast operands */
 	CGH_ROW = 1u << 5,     /* row kernels: reductions, the row cache */
 	CGH_REG = 1u << 6,     /* rows held in registers, their prefetch */
 	CGH_SPLIT = 1u << 7,   /* split rows' exchange of partial results */
 };
-/* One bit per op for the math helpers fz_<name> (OC_MATH ops). */
-#define CGH_OP(op) (1ull << (8 + (int)(op)))
+/* The kinds of compute type an op's text is written for (ir/sem.def). */
+typedef enum CgKind { CG_F32, CG_F64, CG_I32, CG_I64, CG_BOOL, CG_KIND_COUNT } CgKind;
 
 /* ---- writer.c ------------------------------------------------------------- */
 
@@ -97,7 +95,9 @@ typedef struct Cg {
 	CgW *w;                        /* where the current entry's text goes */
 	CgModule *m;
 	int ecap;                      /* capacity of m->entries */
-	uint64_t helpers;              /* CGH_* and CGH_OP(op) bits of the current entry */
+	uint64_t helpers;              /* CGH_* bits of the current entry */
+	uint8_t ophelp[OP_COUNT];      /* the current entry's: per op, 1 << CgKind for each
+	                                  helper fz_<name> it uses */
 	/* Scratch indexed by node, valid for the kernel being emitted. */
 	const char **vname;            /* how the current scope names a node's value */
 	int32_t *pin;                  /* PARAM_IN/PARAM_SCALAR index loading the node, or -1 */
@@ -192,9 +192,15 @@ int cg_vec_align(int vec, fz_dtype t);
 
 /* ---- prelude.c ------------------------------------------------------------ */
 
-void cg_prelude(StrBuf *sb, uint64_t helpers);
-/* Whether the prelude defines fz_<name> for this op. */
-bool cg_has_math_helper(Op op);
+/* The prelude of a module whose entries use these pieces and op helpers. */
+void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp);
+/* The kind of a dtype's compute type. */
+CgKind cg_kind(fz_dtype t);
+/* An op's text in ir/sem.def for a kind of operand (NULL if it has none);
+ * *body: a function body rather than an expression. */
+const char *cg_sem_text(Op op, CgKind kind, bool *body);
+/* Whether a text names the identifier `id` as a whole word. */
+bool cg_text_names(const char *text, const char *id);
 
 /* ---- launch.c ------------------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 /*
  * expr.c: the pieces of generated code that do not depend on the schedule:
  * C types, parameter names, source comments, literals, and the expression
- * that computes each op from the names of its arguments.
+ * that computes each op from the names of its arguments: the op's text in
+ * ir/sem.def (the interpreter's) with the arguments in place of x, y, z, or a
+ * call of the helper the prelude writes from that text.
  *
  * User identifiers are never pasted raw: a parameter is `in_`, `out_` or
  * `dim_` followed by the identifier (which holds only [A-Za-z0-9_]; anything
@@ -245,29 +247,93 @@ static const char *cast_expr(Cg *c, fz_dtype from, fz_dtype to, const char *a)
 		                                  : arena_printf(c->a, "fz_odd((long long)%s)", a);
 		return arena_printf(c->a, "fz_round_%s(%s)", to == FZ_F16 ? "f16" : "bf16", v);
 	}
-	default: return a;
+	case FZ_DTYPE_COUNT: break;
 	}
+	return NULL;
 }
 
-static const char *binary(Cg *c, const Node *n, const char *op, const char *fn, const char *a, const char *b)
+/* The end of the token at p: a word ([A-Za-z_][A-Za-z0-9_]*, *word set), a
+ * number (digits, letters and points, so the e of 1e5 is no word), or one
+ * other character. */
+static const char *token_end(const char *p, bool *word)
 {
-	if (dtype_is_float(n->dtype))
-		return arena_printf(c->a, "%s %s %s", a, op, b);
-	c->helpers |= CGH_INT;
-	return arena_printf(c->a, "%s(%s, %s)", fn, a, b);
+	bool digit = *p >= '0' && *p <= '9';
+	*word = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_';
+	if (!digit && !*word)
+		return p + 1;
+	const char *q = p;
+	while ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_' ||
+	       (digit && *q == '.'))
+		q++;
+	return q;
 }
 
-static const char *math_expr(Cg *c, const Node *n, const Node *arg, const char *a)
+/* How many times the text names identifier `id` as a whole word. */
+static int word_count(const char *text, const char *id)
+{
+	size_t n = strlen(id);
+	int count = 0;
+	bool word;
+	for (const char *p = text, *q; *p; p = q) {
+		q = token_end(p, &word);
+		count += word && (size_t)(q - p) == n && memcmp(p, id, n) == 0;
+	}
+	return count;
+}
+
+bool cg_text_names(const char *text, const char *id) { return word_count(text, id) > 0; }
+
+/* `text` with the operands x, y, z replaced by the values' names (whole
+ * words only: the x of exp is not an operand). Values are names, literals
+ * or parenthesised, so no parentheses are needed around them. */
+static const char *substitute(Cg *c, const char *text, const char *const *v)
+{
+	StrBuf sb;
+	sb_init(&sb, c->a);
+	bool word;
+	for (const char *p = text, *q; *p; p = q) {
+		q = token_end(p, &word);
+		int k = word && q - p == 1 && *p >= 'x' && *p <= 'z' ? *p - 'x' : -1;
+		if (k >= 0 && v[k])
+			sb_puts(&sb, v[k]);
+		else
+			sb_putn(&sb, p, (size_t)(q - p));
+	}
+	return sb_str(&sb);
+}
+
+/* fz_<name>(a, b, ...) */
+static const char *helper_call(Cg *c, Op op, const char *const *v)
+{
+	StrBuf sb;
+	sb_init(&sb, c->a);
+	sb_printf(&sb, "fz_%s(", ir_ops[op].name);
+	for (int k = 0; k < ir_ops[op].arity; k++)
+		sb_printf(&sb, "%s%s", k ? ", " : "", v[k]);
+	sb_puts(&sb, ")");
+	return sb_str(&sb);
+}
+
+/* An op from its text in ir/sem.def for the node's operand kind: pasted in
+ * place when it is an expression that names each operand once and nothing
+ * else of its own (x + y, exp(x)), else a call of the helper fz_<name> the
+ * prelude writes from the same text (it names the types T or U, repeats an
+ * operand, or is a function body). */
+static const char *sem_expr(Cg *c, const Node *n, const char *const *v)
 {
 	Op op = (Op)n->op;
-	if (!cg_has_math_helper(op))
+	CgKind kind = cg_kind((fz_dtype)n->operand);
+	bool body = false;
+	const char *text = kind < CG_KIND_COUNT ? cg_sem_text(op, kind, &body) : NULL;
+	if (!text)
 		return NULL;
-	c->helpers |= CGH_OP(op);
-	bool keep = op == OP_ISNAN || op == OP_ISINF;
-	const char *ct = cg_compute_type(n->dtype);
-	if (!keep && strcmp(cg_compute_type(arg->dtype), ct) != 0)
-		a = arena_printf(c->a, "(%s)%s", ct, a);
-	return arena_printf(c->a, "fz_%s(%s)", ir_ops[op].name, a);
+	bool inline_ok = !body && !cg_text_names(text, "T") && !cg_text_names(text, "U");
+	for (int k = 0; k < ir_ops[op].arity; k++)
+		inline_ok &= word_count(text, (const char *[]){"x", "y", "z"}[k]) <= 1;
+	if (inline_ok)
+		return substitute(c, text, v);
+	c->ophelp[op] |= (uint8_t)(1u << kind);
+	return helper_call(c, op, v);
 }
 
 const char *cg_node_expr(Cg *c, NodeId id)
@@ -277,55 +343,21 @@ const char *cg_node_expr(Cg *c, NodeId id)
 	const char *v[3] = {NULL, NULL, NULL};
 	for (int i = 0; i < ir_ops[n->op].arity && i < 3; i++)
 		v[i] = cg_value(c, n->args[i]);
-	const char *a = v[0], *b = v[1];
-	bool flt = dtype_is_float(n->dtype), integer = dtype_is_int(n->dtype);
-	switch ((Op)n->op) {
-	case OP_NEG:
-		if (flt)
-			return arena_printf(c->a, "-%s", a);
-		if (!integer)
-			break;
-		c->helpers |= CGH_INT;
-		return arena_printf(c->a, "fz_neg(%s)", a);
-	case OP_NOT: return arena_printf(c->a, "!%s", a);
-	case OP_ADD: return integer || flt ? binary(c, n, "+", "fz_add", a, b) : NULL;
-	case OP_SUB: return integer || flt ? binary(c, n, "-", "fz_sub", a, b) : NULL;
-	case OP_MUL: return integer || flt ? binary(c, n, "*", "fz_mul", a, b) : NULL;
-	case OP_DIV: return integer || flt ? binary(c, n, "/", "fz_div", a, b) : NULL;
-	case OP_MOD:
-		if (flt)
-			return arena_printf(c->a, "%s(%s, %s)", n->dtype == FZ_F64 ? "fmod" : "fmodf", a, b);
-		return integer ? binary(c, n, "%", "fz_mod", a, b) : NULL;
-	case OP_EQ: return arena_printf(c->a, "%s == %s", a, b);
-	case OP_NE: return arena_printf(c->a, "%s != %s", a, b);
-	case OP_LT: return arena_printf(c->a, "%s < %s", a, b);
-	case OP_LE: return arena_printf(c->a, "%s <= %s", a, b);
-	case OP_GT: return arena_printf(c->a, "%s > %s", a, b);
-	case OP_GE: return arena_printf(c->a, "%s >= %s", a, b);
-	case OP_AND: return arena_printf(c->a, "%s && %s", a, b);
-	case OP_OR: return arena_printf(c->a, "%s || %s", a, b);
-	case OP_WHERE: return arena_printf(c->a, "%s ? %s : %s", a, b, v[2]);
-	case OP_CAST: return cast_expr(c, (fz_dtype)g->nodes[n->args[0]].dtype, (fz_dtype)n->dtype, a);
-	case OP_MINIMUM:
-	case OP_MAXIMUM:
+	const char *e = NULL;
+	switch (ir_ops[n->op].cuda) {
+	case CU_SEM: e = sem_expr(c, n, v); break;
+	case CU_MINMAX:
 		c->helpers |= CGH_MINMAX;
-		return arena_printf(c->a, "fz_%s(%s, %s)", ir_ops[n->op].name, a, b);
-	case OP_CLAMP:
-		c->helpers |= CGH_MINMAX;
-		return arena_printf(c->a, "fz_clamp(%s, %s, %s)", a, b, v[2]);
-	case OP_POW:
-		if (!integer && !flt)
-			break;
-		c->helpers |= CGH_POW;
-		return arena_printf(c->a, "fz_pow(%s, %s)", a, b);
-	default:
-		if (ir_ops[n->op].cls == OC_MATH)
-			return math_expr(c, n, &g->nodes[n->args[0]], a);
+		e = helper_call(c, (Op)n->op, v);
 		break;
+	case CU_SELECT: e = arena_printf(c->a, "%s ? %s : %s", v[0], v[1], v[2]); break;
+	case CU_CAST: e = cast_expr(c, (fz_dtype)n->operand, (fz_dtype)n->dtype, v[0]); break;
+	case CU_NONE: break;
 	}
-	cg_internal(c, "cannot compute %s of %s in kernel %s", ir_ops[n->op].name, fz_dtype_name((fz_dtype)n->dtype),
-	            c->k ? c->k->name : "?");
-	return NULL;
+	if (!e)
+		cg_internal(c, "cannot compute %s of %s in kernel %s", ir_ops[n->op].name,
+		            fz_dtype_name((fz_dtype)n->operand), c->k ? c->k->name : "?");
+	return e;
 }
 
 /* ---- signatures and parameters --------------------------------------------------- */
@@ -348,11 +380,7 @@ void cg_unbind_params(Cg *c, const Kernel *k)
 	}
 }
 
-bool cg_long_math(Op op)
-{
-	return op == OP_TANH || op == OP_ERF || op == OP_GELU || op == OP_GELU_TANH || op == OP_SIN || op == OP_COS ||
-	       op == OP_POW;
-}
+bool cg_long_math(Op op) { return ir_ops[op].cost == COST_LONG; }
 
 bool cg_is_leaf(Cg *c, NodeId id)
 {

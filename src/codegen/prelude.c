@@ -5,18 +5,19 @@
  * which keeps a cold compile fast), so everything a kernel calls beyond
  * NVRTC's built-in math functions and intrinsics is defined here: storage
  * types for f16/bf16 (bit patterns, converted with PTX cvt instructions, round
- * to nearest even), vector loads and stores, wrapping integer arithmetic,
- * NaN-propagating minimum/maximum, the math ops (fz_<name>, one per OC_MATH op
- * of ops.def, float and double overloads), and the row-kernel machinery
- * (reductions, the shared-memory row cache, split-row exchange). Only the
- * pieces a module uses are emitted.
+ * to nearest even), vector loads and stores, NaN-propagating minimum/maximum,
+ * the helpers fz_<name> of the ops whose text in ir/sem.def names its types
+ * (written from that text, the interpreter's, for each dtype a kernel uses),
+ * and the row-kernel machinery (reductions, the shared-memory row cache,
+ * split-row exchange). Only the pieces a module uses are emitted.
  *
  * Math functions are CUDA's accurate ones (expf, tanhf, erff: at most 2 ulp;
  * the module is compiled without -use_fast_math), so results match the
- * interpreter up to float rounding.
+ * interpreter up to the ulps of those functions.
  */
 #include "codegen/cgint.h"
-#include "ir/ir.h"
+
+#include <string.h>
 
 static const char pre_core[] =
 	"// ---- fusec prelude ------------------------------------------------------------\n"
@@ -111,22 +112,6 @@ static const char pre_core[] =
 	"\t}\n"
 	"}\n";
 
-static const char pre_int[] =
-	"// Integer arithmetic wraps (two's complement) and division never traps:\n"
-	"// x / 0 and x % 0 are 0, INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0.\n"
-	"__device__ __forceinline__ int fz_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }\n"
-	"__device__ __forceinline__ int fz_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }\n"
-	"__device__ __forceinline__ int fz_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }\n"
-	"__device__ __forceinline__ int fz_neg(int a) { return (int)(0u - (unsigned)a); }\n"
-	"__device__ __forceinline__ int fz_div(int a, int b) { return b == 0 ? 0 : b == -1 ? fz_neg(a) : a / b; }\n"
-	"__device__ __forceinline__ int fz_mod(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
-	"__device__ __forceinline__ long long fz_add(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }\n"
-	"__device__ __forceinline__ long long fz_sub(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)b); }\n"
-	"__device__ __forceinline__ long long fz_mul(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }\n"
-	"__device__ __forceinline__ long long fz_neg(long long a) { return (long long)(0ull - (unsigned long long)a); }\n"
-	"__device__ __forceinline__ long long fz_div(long long a, long long b) { return b == 0 ? 0 : b == -1 ? fz_neg(a) : a / b; }\n"
-	"__device__ __forceinline__ long long fz_mod(long long a, long long b) { return b == 0 || b == -1 ? 0 : a % b; }\n";
-
 static const char pre_minmax[] =
 	"// minimum, maximum and clamp propagate NaN, as PyTorch's do.\n"
 	"__device__ __forceinline__ float fz_maximum(float a, float b)\n"
@@ -158,23 +143,6 @@ static const char pre_minmax[] =
 	"__device__ __forceinline__ bool fz_maximum(bool a, bool b) { return a || b; }\n"
 	"__device__ __forceinline__ bool fz_minimum(bool a, bool b) { return a && b; }\n"
 	"template <class T> __device__ __forceinline__ T fz_clamp(T x, T lo, T hi) { return fz_minimum(fz_maximum(x, lo), hi); }\n";
-
-static const char pre_pow[] =
-	"// pow: the libm function for floats; for integers exact, wrapping, and 0 for a\n"
-	"// negative exponent unless the base is 1 or -1.\n"
-	"__device__ __forceinline__ float fz_pow(float a, float b) { return powf(a, b); }\n"
-	"__device__ __forceinline__ double fz_pow(double a, double b) { return pow(a, b); }\n"
-	"__device__ __forceinline__ long long fz_pow(long long a, long long b)\n"
-	"{\n"
-	"\tif (b < 0)\n"
-	"\t\treturn a == 1 ? 1 : a == -1 ? (b & 1 ? -1 : 1) : 0;\n"
-	"\tunsigned long long r = 1, x = (unsigned long long)a;\n"
-	"\tfor (; b; b >>= 1, x *= x)\n"
-	"\t\tif (b & 1)\n"
-	"\t\t\tr *= x;\n"
-	"\treturn (long long)r;\n"
-	"}\n"
-	"__device__ __forceinline__ int fz_pow(int a, int b) { return (int)fz_pow((long long)a, (long long)b); }\n";
 
 static const char pre_round[] =
 	"// Casts to a half type round once to nearest even, also from f64 and from\n"
@@ -398,90 +366,139 @@ static const char pre_split[] =
 	"\treturn a;\n"
 	"}\n";
 
-/* The math ops: the body of fz_<name>(x) for float and for double. Integer
- * and bool arguments are converted to f32 by the caller, except for abs
- * (integers stay integers) and isnan/isinf (false for integers). */
-static const struct {
-	Op op;
-	const char *f32, *f64;
-} math_ops[] = {
-	{OP_ABS, "fabsf(x)", "fabs(x)"},
-	{OP_EXP, "expf(x)", "exp(x)"},
-	{OP_EXP2, "exp2f(x)", "exp2(x)"},
-	{OP_LOG, "logf(x)", "log(x)"},
-	{OP_LOG2, "log2f(x)", "log2(x)"},
-	{OP_LOG1P, "log1pf(x)", "log1p(x)"},
-	{OP_EXPM1, "expm1f(x)", "expm1(x)"},
-	{OP_SQRT, "sqrtf(x)", "sqrt(x)"},
-	{OP_RSQRT, "1.0f / sqrtf(x)", "1.0 / sqrt(x)"},
-	{OP_SIN, "sinf(x)", "sin(x)"},
-	{OP_COS, "cosf(x)", "cos(x)"},
-	{OP_TANH, "tanhf(x)", "tanh(x)"},
-	{OP_ERF, "erff(x)", "erf(x)"},
-	{OP_SIGMOID, "1.0f / (1.0f + expf(-x))", "1.0 / (1.0 + exp(-x))"},
-	{OP_RELU, "x > 0.0f ? x : x != x ? x : 0.0f", "x > 0.0 ? x : x != x ? x : 0.0"},
-	{OP_SILU, "x / (1.0f + expf(-x))", "x / (1.0 + exp(-x))"},
-	{OP_GELU, "0.5f * x * (1.0f + erff(x * 0.707106781186547524f))",
-	 "0.5 * x * (1.0 + erf(x * 0.707106781186547524))"},
-	{OP_GELU_TANH, "0.5f * x * (1.0f + tanhf(0.797884560802865356f * (x + 0.044715f * x * x * x)))",
-	 "0.5 * x * (1.0 + tanh(0.797884560802865356 * (x + 0.044715 * x * x * x)))"},
-	{OP_FLOOR, "floorf(x)", "floor(x)"},
-	{OP_CEIL, "ceilf(x)", "ceil(x)"},
-	{OP_ROUND, "rintf(x)", "rint(x)"},
-	{OP_ISNAN, "x != x", "x != x"},
-	{OP_ISINF, "fabsf(x) == __uint_as_float(0x7f800000u)", "fabs(x) == __longlong_as_double(0x7ff0000000000000ll)"},
-};
+/* ---- the ops' texts (ir/sem.def) ------------------------------------------------- */
 
-static void math_helper(StrBuf *sb, int i)
+/* The text of each op for each kind of operand, and whether it is a
+ * function body rather than an expression. */
+typedef struct SemText {
+	const char *text;
+	bool body;
+} SemText;
+
+#define SEM_NONE(op, ...)
+#define SEM_EXPR(op, ...) [op] = {#__VA_ARGS__, false},
+#define SEM_BODY(op, ...) [op] = {#__VA_ARGS__, true},
+
+#define FLOAT SEM_EXPR
+#define FLOAT_FN SEM_BODY
+#define INT SEM_NONE
+#define INT_FN SEM_NONE
+#define BOOL SEM_NONE
+#define BOOL_FN SEM_NONE
+#define ALL SEM_EXPR
+static const SemText sem_float[OP_COUNT] = {
+#include "ir/sem.def"
+};
+#undef FLOAT
+#undef FLOAT_FN
+#undef INT
+#undef INT_FN
+#define FLOAT SEM_NONE
+#define FLOAT_FN SEM_NONE
+#define INT SEM_EXPR
+#define INT_FN SEM_BODY
+static const SemText sem_int[OP_COUNT] = {
+#include "ir/sem.def"
+};
+#undef INT
+#undef INT_FN
+#undef BOOL
+#undef BOOL_FN
+#define INT SEM_NONE
+#define INT_FN SEM_NONE
+#define BOOL SEM_EXPR
+#define BOOL_FN SEM_BODY
+static const SemText sem_bool[OP_COUNT] = {
+#include "ir/sem.def"
+};
+#undef FLOAT
+#undef FLOAT_FN
+#undef INT
+#undef INT_FN
+#undef BOOL
+#undef BOOL_FN
+#undef ALL
+#undef SEM_NONE
+#undef SEM_EXPR
+#undef SEM_BODY
+
+/* The C types of each kind, and its unsigned partner (sem.def's T and U). */
+static const char *const kind_type[CG_KIND_COUNT] = {"float", "double", "int", "long long", "bool"};
+static const char *const kind_utype[CG_KIND_COUNT] = {NULL, NULL, "unsigned", "unsigned long long", NULL};
+
+CgKind cg_kind(fz_dtype t)
 {
-	Op op = math_ops[i].op;
-	const char *name = ir_ops[op].name;
-	bool pred = op == OP_ISNAN || op == OP_ISINF;
-	sb_printf(sb, "__device__ __forceinline__ %s fz_%s(float x) { return %s; }\n", pred ? "bool" : "float", name,
-	          math_ops[i].f32);
-	sb_printf(sb, "__device__ __forceinline__ %s fz_%s(double x) { return %s; }\n", pred ? "bool" : "double", name,
-	          math_ops[i].f64);
-	if (op == OP_ABS) {
-		sb_puts(sb, "__device__ __forceinline__ int fz_abs(int x) { return x < 0 ? (int)(0u - (unsigned)x) : x; }\n");
-		sb_puts(sb, "__device__ __forceinline__ long long fz_abs(long long x) { return x < 0 ? (long long)(0ull - "
-		            "(unsigned long long)x) : x; }\n");
+	switch (t) {
+	case FZ_BOOL: return CG_BOOL;
+	case FZ_I32: return CG_I32;
+	case FZ_I64: return CG_I64;
+	case FZ_F64: return CG_F64;
+	case FZ_F16:
+	case FZ_BF16:
+	case FZ_F32: return CG_F32;
+	case FZ_DTYPE_COUNT: break;
 	}
-	if (pred) {
-		sb_printf(sb, "__device__ __forceinline__ bool fz_%s(int) { return false; }\n", name);
-		sb_printf(sb, "__device__ __forceinline__ bool fz_%s(long long) { return false; }\n", name);
-		sb_printf(sb, "__device__ __forceinline__ bool fz_%s(bool) { return false; }\n", name);
-	}
+	return CG_KIND_COUNT;
 }
 
-void cg_prelude(StrBuf *sb, uint64_t helpers)
+const char *cg_sem_text(Op op, CgKind kind, bool *body)
+{
+	const SemText *t = kind == CG_F32 || kind == CG_F64 ? &sem_float[op]
+	                   : kind == CG_I32 || kind == CG_I64 ? &sem_int[op]
+	                   : kind == CG_BOOL                   ? &sem_bool[op]
+	                                                        : NULL;
+	if (!t || !t->text)
+		return NULL;
+	*body = t->body;
+	return t->text;
+}
+
+/* fz_<name> of one op for one kind, from its text: the operands x, y, z and
+ * the typedefs the text names. */
+static void sem_helper(StrBuf *sb, Op op, CgKind kind)
+{
+	bool body = false;
+	const char *text = cg_sem_text(op, kind, &body);
+	if (!text)
+		return; /* expr.c asked for it, so this cannot happen; NVRTC would say so */
+	TypeRule rule = ir_ops[op].type;
+	bool pred = rule == TY_COMPARE || rule == TY_LOGIC || rule == TY_PRED;
+	const char *t = kind_type[kind];
+	sb_printf(sb, "__device__ __forceinline__ %s fz_%s(", pred ? "bool" : t, ir_ops[op].name);
+	static const char *const names[] = {"x", "y", "z"};
+	for (int k = 0; k < ir_ops[op].arity; k++)
+		sb_printf(sb, "%s%s %s", k ? ", " : "", t, names[k]);
+	sb_puts(sb, ")\n{\n");
+	if (cg_text_names(text, "T"))
+		sb_printf(sb, "\ttypedef %s T;\n", t);
+	if (cg_text_names(text, "U") && kind_utype[kind])
+		sb_printf(sb, "\ttypedef %s U;\n", kind_utype[kind]);
+	sb_printf(sb, body ? "\t%s\n}\n" : "\treturn %s;\n}\n", text);
+}
+
+void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 {
 	static const struct {
 		uint64_t bit;
 		const char *text;
 	} pieces[] = {
-		{CGH_INT, pre_int},     {CGH_MINMAX, pre_minmax}, {CGH_POW, pre_pow},
-		{CGH_ROUND, pre_round}, {CGH_BCAST, pre_bcast},   {CGH_ROW, pre_row},
-		{CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
+		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_BCAST, pre_bcast},
+		{CGH_ROW, pre_row},       {CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
 	};
 	sb_puts(sb, pre_core);
 	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
 		if (helpers & pieces[i].bit)
 			sb_puts(sb, pieces[i].text);
 	bool any = false;
-	for (size_t i = 0; i < sizeof math_ops / sizeof math_ops[0]; i++) {
-		if (!(helpers & CGH_OP(math_ops[i].op)))
-			continue;
-		if (!any)
-			sb_puts(sb, "// Math ops: CUDA's accurate functions (no fast-math intrinsics).\n");
-		any = true;
-		math_helper(sb, (int)i);
+	for (int op = 0; op < OP_COUNT; op++) {
+		for (int kind = 0; kind < CG_KIND_COUNT; kind++) {
+			if (!(ophelp[op] & (1u << kind)))
+				continue;
+			if (!any)
+				sb_puts(sb, "// The ops that need their own function (their text is fusec's ir/sem.def,\n"
+				            "// which the CPU reference runs too). Integers wrap; division never traps.\n");
+			any = true;
+			sem_helper(sb, (Op)op, (CgKind)kind);
+		}
 	}
-}
-
-bool cg_has_math_helper(Op op)
-{
-	for (size_t i = 0; i < sizeof math_ops / sizeof math_ops[0]; i++)
-		if (math_ops[i].op == op)
-			return true;
-	return false;
 }

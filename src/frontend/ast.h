@@ -14,7 +14,7 @@ typedef enum AstKind {
 	AST_INT,     /* integer literal: ival */
 	AST_FLOAT,   /* float literal: fval */
 	AST_NAME,    /* a name: name */
-	AST_UNARY,   /* op a[0]: op is TK_MINUS or TK_BANG */
+	AST_UNARY,   /* op a[0]: op is TK_MINUS, TK_BANG or TK_TILDE */
 	AST_BINARY,  /* a[0] op a[1]: op is the operator's token kind */
 	AST_COND,    /* a[0] ? a[1] : a[2] */
 	AST_CALL,    /* name(a[0], ..., a[nargs-1]): builtins and fns */

@@ -92,25 +92,12 @@ void fe_print_tokens(StrBuf *sb, const Source *src, const TokenList *toks)
 
 /* ---- AST ----------------------------------------------------------------------- */
 
-static const char *op_text(const Ast *n)
+/* An operator as written: its token's name without the quotes. */
+static void put_op(StrBuf *sb, const Ast *n)
 {
-	switch (n->op) {
-	case TK_MINUS: return "-";
-	case TK_BANG: return "!";
-	case TK_PLUS: return "+";
-	case TK_STAR: return "*";
-	case TK_SLASH: return "/";
-	case TK_PERCENT: return "%";
-	case TK_LT: return "<";
-	case TK_LE: return "<=";
-	case TK_GT: return ">";
-	case TK_GE: return ">=";
-	case TK_EQ: return "==";
-	case TK_NE: return "!=";
-	case TK_ANDAND: return "&&";
-	case TK_OROR: return "||";
-	default: return "?";
-	}
+	const char *name = fe_token_name(n->op); /* "'+'" */
+	size_t len = strlen(name);
+	sb_putn(sb, name + 1, len > 2 ? len - 2 : 0);
 }
 
 /* Recursion is bounded: the parser keeps every tree within FZ_MAX_DEPTH. */
@@ -124,8 +111,14 @@ static void print_expr(StrBuf *sb, const Source *src, const Ast *n, int indent)
 		put_double(sb, n->fval);
 		break;
 	case AST_NAME: sb_printf(sb, "name %.*s", n->name_len, n->name); break;
-	case AST_UNARY: sb_printf(sb, "unary %s", op_text(n)); break;
-	case AST_BINARY: sb_printf(sb, "binary %s", op_text(n)); break;
+	case AST_UNARY:
+		sb_puts(sb, "unary ");
+		put_op(sb, n);
+		break;
+	case AST_BINARY:
+		sb_puts(sb, "binary ");
+		put_op(sb, n);
+		break;
 	case AST_COND: sb_puts(sb, "cond ?:"); break;
 	case AST_CALL: sb_printf(sb, "call %.*s", n->name_len, n->name); break;
 	case AST_CAST: sb_printf(sb, "cast %s", fz_dtype_name((fz_dtype)n->dtype)); break;

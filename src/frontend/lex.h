@@ -44,7 +44,13 @@
 	X(TK_STAR, "'*'")                        \
 	X(TK_SLASH, "'/'")                       \
 	X(TK_PERCENT, "'%'")                     \
-	X(TK_BANG, "'!'")
+	X(TK_BANG, "'!'")                        \
+	X(TK_AMP, "'&'")                         \
+	X(TK_PIPE, "'|'")                        \
+	X(TK_CARET, "'^'")                       \
+	X(TK_TILDE, "'~'")                       \
+	X(TK_SHL, "'<<'")                        \
+	X(TK_SHR, "'>>'")
 
 typedef enum TokKind {
 #define X(k, s) k,

@@ -138,8 +138,6 @@ static bool bad_byte(Lexer *lx, const unsigned char *start)
 {
 	Span s = span_of(lx, start, start + 1);
 	unsigned c = *start;
-	if (c == '&' || c == '|')
-		return diag_error(lx->diag, lx->arena, s, "unexpected character '%c' (did you mean '%c%c'?)", c, c, c);
 	if (c == '\'')
 		return diag_error(lx->diag, lx->arena, s, "unexpected character \"'\"");
 	if (c > ' ' && c < 0x7F)
@@ -238,6 +236,12 @@ static bool lex_pass(Lexer *lx)
 		"/"         { push(lx, TK_SLASH, tok, cur); continue; }
 		"%"         { push(lx, TK_PERCENT, tok, cur); continue; }
 		"!"         { push(lx, TK_BANG, tok, cur); continue; }
+		"&"         { push(lx, TK_AMP, tok, cur); continue; }
+		"|"         { push(lx, TK_PIPE, tok, cur); continue; }
+		"^"         { push(lx, TK_CARET, tok, cur); continue; }
+		"~"         { push(lx, TK_TILDE, tok, cur); continue; }
+		"<<"        { push(lx, TK_SHL, tok, cur); continue; }
+		">>"        { push(lx, TK_SHR, tok, cur); continue; }
 		"\x00"      { return diag_error(d, a, span_of(lx, tok, tok + 1), "NUL byte in source"); }
 		*           { return bad_byte(lx, tok); }
 		*/

@@ -275,11 +275,11 @@ static Ast *primary(Parser *p)
 	}
 }
 
-/* unary = ("-" | "!") unary | primary */
+/* unary = ("-" | "!" | "~") unary | primary */
 static Ast *unary(Parser *p)
 {
 	const Token *t = peek(p);
-	if (t->kind != TK_MINUS && t->kind != TK_BANG)
+	if (t->kind != TK_MINUS && t->kind != TK_BANG && t->kind != TK_TILDE)
 		return primary(p);
 	enter(p, t->span);
 	next(p);
@@ -294,10 +294,23 @@ static Ast *mul(Parser *p) { return left_assoc(p, unary, (const TokKind[]){TK_ST
 /* add = mul (("+" | "-") mul)* */
 static Ast *add(Parser *p) { return left_assoc(p, mul, (const TokKind[]){TK_PLUS, TK_MINUS, 0}); }
 
-/* relational = add (("<" | "<=" | ">" | ">=") add)* */
+/* shift = add (("<<" | ">>") add)* */
+static Ast *shift(Parser *p) { return left_assoc(p, add, (const TokKind[]){TK_SHL, TK_SHR, 0}); }
+
+/* bitand = shift ("&" shift)*   (the bitwise operators bind tighter than
+ * comparisons, as in Python and Rust: x & 1 == 0 is (x & 1) == 0) */
+static Ast *bitand(Parser *p) { return left_assoc(p, shift, (const TokKind[]){TK_AMP, 0}); }
+
+/* bitxor = bitand ("^" bitand)* */
+static Ast *bitxor(Parser *p) { return left_assoc(p, bitand, (const TokKind[]){TK_CARET, 0}); }
+
+/* bitor = bitxor ("|" bitxor)* */
+static Ast *bitor(Parser *p) { return left_assoc(p, bitxor, (const TokKind[]){TK_PIPE, 0}); }
+
+/* relational = bitor (("<" | "<=" | ">" | ">=") bitor)* */
 static Ast *relational(Parser *p)
 {
-	return left_assoc(p, add, (const TokKind[]){TK_LT, TK_LE, TK_GT, TK_GE, 0});
+	return left_assoc(p, bitor, (const TokKind[]){TK_LT, TK_LE, TK_GT, TK_GE, 0});
 }
 
 /* equality = relational (("==" | "!=") relational)* */

@@ -18,7 +18,7 @@
 
 static const char *domain_text(Arena *a, const Graph *g, const Kernel *k)
 {
-	const char *s = fz_shape_text(a, g, k->rank, k->domain);
+	const char *s = ir_shape_str(a, g, k->rank, k->domain);
 	return k->kind == KERNEL_ROW ? arena_printf(a, "the rows %s", s) : s;
 }
 
@@ -40,19 +40,19 @@ static const char *why(const Plan *p, Arena *a, const int *writer, const Unfused
 	const Kernel *k = &p->kernels[u->kernel];
 	int h = writer[u->producer];
 	const Kernel *hk = &p->kernels[h];
-	if (!fz_shape_eq(k->rank, k->domain, hk->rank, hk->domain))
+	if (!fuse_shape_eq(k->rank, k->domain, hk->rank, hk->domain))
 		return arena_printf(a, "%s iterates over %s, not %s", what, domain_text(a, g, k), domain_text(a, g, hk));
 	NodeId q = later_read(k, writer, h);
-	const char *dom = fz_shape_text(a, g, k->rank, k->domain);
+	const char *dom = ir_shape_str(a, g, k->rank, k->domain);
 	if (q >= 0)
 		return arena_printf(a, "%s, over the same %s, also needs %%%d from k%d, which runs after k%d", what, dom, q,
 		                    writer[q], h);
 	return arena_printf(a, "%s is in k%d, a separate kernel over the same %s", what, u->kernel, dom);
 }
 
-void fz_explain_edges(Plan *p, Arena *a)
+void fuse_explain_edges(Plan *p, Arena *a)
 {
-	const int *writer = fz_writers(p, a);
+	const int *writer = fuse_writers(p, a);
 	for (int i = 0; i < p->nunfused; i++)
 		p->unfused[i].why = p->fused ? why(p, a, writer, &p->unfused[i])
 		                             : "per-op mode: every op is its own kernel and stores its value";
@@ -80,7 +80,7 @@ void fuse_explain(StrBuf *sb, const Plan *p)
 static void dot_leaf(StrBuf *sb, const Graph *g, NodeId n)
 {
 	const Node *nd = &g->nodes[n];
-	const char *type = fz_type_text(sb->arena, g, nd);
+	const char *type = ir_type_str(sb->arena, g, nd);
 	if (nd->op == OP_INPUT) {
 		sb_printf(sb, "  n%d [label=\"%s\\n%s\", shape=invhouse];\n", n, g->inputs[nd->input].name, type);
 	} else if (dtype_is_float((fz_dtype)nd->dtype)) {
@@ -92,17 +92,17 @@ static void dot_leaf(StrBuf *sb, const Graph *g, NodeId n)
 	}
 }
 
-static bool dot_is_leaf(const Graph *g, NodeId n) { return fz_is_leaf(&g->nodes[n]); }
+static bool dot_is_leaf(const Graph *g, NodeId n) { return fuse_is_leaf(&g->nodes[n]); }
 
 static void dot_cluster(StrBuf *sb, const Plan *p, const Kernel *k)
 {
 	const Graph *g = p->g;
 	sb_printf(sb, "  subgraph cluster_k%d {\n    label=\"%s: %s over %s\";\n", k->id, k->name,
-	          k->kind == KERNEL_ROW ? "row" : "pointwise", fz_shape_text(sb->arena, g, k->rank, k->domain));
+	          k->kind == KERNEL_ROW ? "row" : "pointwise", ir_shape_str(sb->arena, g, k->rank, k->domain));
 	for (int i = 0; i < k->nnodes; i++) {
 		const Node *nd = &g->nodes[k->nodes[i]];
 		sb_printf(sb, "    k%d_n%d [label=\"%%%d %s\\n%s\"%s];\n", k->id, k->nodes[i], k->nodes[i], ir_ops[nd->op].name,
-		          fz_type_text(sb->arena, g, nd), fz_is_reduce(nd) ? ", style=bold" : "");
+		          ir_type_str(sb->arena, g, nd), fuse_is_reduce(nd) ? ", style=bold" : "");
 	}
 	for (int i = 0; i < k->nparams; i++)
 		if (k->params[i].kind == PARAM_OUT && dot_is_leaf(g, k->params[i].node))
@@ -168,7 +168,7 @@ void fuse_print_dot(StrBuf *sb, const Plan *p)
 		sb_printf(sb, "  out%d [label=\"%s\", shape=house];\n", i, g->outputs[i].name);
 	for (int i = 0; i < p->nkernels; i++)
 		dot_cluster(sb, p, &p->kernels[i]);
-	const int *writer = fz_writers(p, sb->arena);
+	const int *writer = fuse_writers(p, sb->arena);
 	for (int i = 0; i < p->nkernels; i++) {
 		const Kernel *k = &p->kernels[i];
 		for (int j = 0; j < k->nnodes; j++)

@@ -19,19 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool fz_shape_eq(int ra, const Dim *a, int rb, const Dim *b)
+bool fuse_shape_eq(int ra, const Dim *a, int rb, const Dim *b)
 {
 	return ra == rb && (ra == 0 || memcmp(a, b, sizeof(Dim) * (size_t)ra) == 0);
 }
 
-int fz_proto_new(FuseCtx *c, KernelKind kind, int rank, const Dim *domain, int level)
+int fuse_proto_new(FuseCtx *c, KernelKind kind, int rank, const Dim *domain, int level)
 {
 	Proto k = {.kind = kind, .rank = rank, .domain = domain, .level = level, .key = -1};
 	VEC_PUSH(c->a, c->protos, c->nprotos, c->capprotos, k);
 	return c->nprotos - 1;
 }
 
-void fz_proto_seed(FuseCtx *c, int proto, NodeId n)
+void fuse_proto_seed(FuseCtx *c, int proto, NodeId n)
 {
 	Proto *k = &c->protos[proto];
 	if (k->key < 0)
@@ -50,17 +50,17 @@ static void per_op(FuseCtx *c)
 	for (NodeId n = 0; n < c->n; n++) {
 		const Node *nd = &g->nodes[n];
 		bool out = c->first_out[n] >= 0;
-		if (!c->live[n] || (fz_is_leaf(nd) && !out))
+		if (!c->live[n] || (fuse_is_leaf(nd) && !out))
 			continue;
 		if (nd->op == OP_CAST && (nd->flags & NF_IMPLICIT) && !out)
 			continue;
-		bool red = fz_is_reduce(nd);
+		bool red = fuse_is_reduce(nd);
 		const Node *dom = red ? &g->nodes[nd->args[0]] : nd;
-		int k = fz_proto_new(c, red ? KERNEL_ROW : KERNEL_POINTWISE, dom->rank, dom->shape, c->nprotos);
+		int k = fuse_proto_new(c, red ? KERNEL_ROW : KERNEL_POINTWISE, dom->rank, dom->shape, c->nprotos);
 		c->stored[n] = 1;
-		c->byref[n] = !fz_is_leaf(nd);
+		c->byref[n] = !fuse_is_leaf(nd);
 		c->home[n] = k;
-		fz_proto_seed(c, k, n);
+		fuse_proto_seed(c, k, n);
 	}
 }
 
@@ -102,7 +102,7 @@ static void sort(void *base, int n, size_t size, int (*cmp)(const void *, const 
 /* Does kernel `proto` read n from memory (rather than compute it)? */
 static bool reads_ref(const FuseCtx *c, NodeId n, int proto)
 {
-	return c->stored[n] && c->byref[n] && c->home[n] != proto && !fz_is_leaf(&c->g->nodes[n]);
+	return c->stored[n] && c->byref[n] && c->home[n] != proto && !fuse_is_leaf(&c->g->nodes[n]);
 }
 
 static void walk(Builder *b, int proto)
@@ -123,7 +123,7 @@ static void walk(Builder *b, int proto)
 			VEC_PUSH(c->a, b->scalars, b->nscalars, b->capscalars, n);
 		else if (nd->op == OP_INPUT || reads_ref(c, n, proto))
 			VEC_PUSH(c->a, b->reads, b->nreads, b->capreads, n);
-		else if (!fz_is_leaf(nd)) {
+		else if (!fuse_is_leaf(nd)) {
 			VEC_PUSH(c->a, b->members, b->nmembers, b->capmembers, n);
 			for (int k = 0; k < ir_ops[nd->op].arity; k++)
 				if (b->mark[nd->args[k]] != stamp)
@@ -197,7 +197,7 @@ static void fill_kernel(Builder *b, int proto, Kernel *k)
 		memcpy(k->nodes, b->members, sizeof(NodeId) * (size_t)b->nmembers);
 	k->reductions = ARENA_ARRAY(c->a, NodeId, b->nmembers);
 	for (int i = 0; i < b->nmembers; i++)
-		if (fz_is_reduce(&c->g->nodes[b->members[i]]))
+		if (fuse_is_reduce(&c->g->nodes[b->members[i]]))
 			k->reductions[k->nreductions++] = b->members[i];
 	make_params(b, proto, k);
 }
@@ -268,10 +268,10 @@ static void split_wide(Builder *b)
 		if (param_bytes(c->g, &k) <= PARAM_BYTES)
 			continue;
 		int half = K->nseeds / 2;
-		int j = fz_proto_new(c, K->kind, K->rank, K->domain, K->level);
+		int j = fuse_proto_new(c, K->kind, K->rank, K->domain, K->level);
 		K = &c->protos[i];
 		for (int s = half; s < K->nseeds; s++) {
-			fz_proto_seed(c, j, K->seeds[s]);
+			fuse_proto_seed(c, j, K->seeds[s]);
 			c->home[K->seeds[s]] = j;
 		}
 		K->nseeds = half;
@@ -402,8 +402,8 @@ bool fuse_plan(const Graph *g, bool fused, Arena *a, Plan *out, Diag *d)
 	out->stored = c.stored;
 	int cap = 0;
 	for (NodeId n = 0; n < g->n; n++)
-		if (c.stored[n] && c.first_out[n] < 0 && !fz_is_leaf(&g->nodes[n]))
+		if (c.stored[n] && c.first_out[n] < 0 && !fuse_is_leaf(&g->nodes[n]))
 			VEC_PUSH(a, out->temps, out->ntemps, cap, n);
-	fz_explain_edges(out, a);
+	fuse_explain_edges(out, a);
 	return true;
 }

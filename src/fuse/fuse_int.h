@@ -47,24 +47,21 @@ typedef struct FuseCtx {
 	int nprotos, capprotos;
 } FuseCtx;
 
-static inline bool fz_is_leaf(const Node *nd) { return ir_ops[nd->op].arity == 0; }
-static inline bool fz_is_reduce(const Node *nd) { return ir_ops[nd->op].cls == OC_REDUCE; }
+static inline bool fuse_is_leaf(const Node *nd) { return ir_ops[nd->op].arity == 0; }
+static inline bool fuse_is_reduce(const Node *nd) { return ir_ops[nd->op].cls == OC_REDUCE; }
 
-bool fz_shape_eq(int ra, const Dim *a, int rb, const Dim *b);
+bool fuse_shape_eq(int ra, const Dim *a, int rb, const Dim *b);
 /* A new Proto; returns its index. */
-int fz_proto_new(FuseCtx *c, KernelKind kind, int rank, const Dim *domain, int level);
-void fz_proto_seed(FuseCtx *c, int proto, NodeId n);
+int fuse_proto_new(FuseCtx *c, KernelKind kind, int rank, const Dim *domain, int level);
+void fuse_proto_seed(FuseCtx *c, int proto, NodeId n);
 
 /* partition.c: fused mode. Fills stored, byref, home and the Protos. */
 void fuse_partition(FuseCtx *c);
 
 /* explain.c: fill Plan.unfused[i].why. */
-void fz_explain_edges(Plan *p, Arena *a);
+void fuse_explain_edges(Plan *p, Arena *a);
 
-/* print.c: "[B, N]" and "f32[B, N]" text. */
-const char *fz_shape_text(Arena *a, const Graph *g, int rank, const Dim *shape);
-const char *fz_type_text(Arena *a, const Graph *g, const Node *nd);
-/* Per node: the kernel that writes it, or -1. */
-int *fz_writers(const Plan *p, Arena *a);
+/* print.c: per node: the kernel that writes it, or -1. */
+int *fuse_writers(const Plan *p, Arena *a);
 
 #endif

@@ -86,10 +86,10 @@ static bool is_perrow(int rank, const Dim *s, const Group *G)
  * row point or one per row. */
 static bool fits(const Node *nd, const Group *G)
 {
-	return fz_shape_eq(nd->rank, nd->shape, G->rank, G->rows) || is_perrow(nd->rank, nd->shape, G);
+	return fuse_shape_eq(nd->rank, nd->shape, G->rank, G->rows) || is_perrow(nd->rank, nd->shape, G);
 }
 
-static bool same_rows(const Group *a, const Group *b) { return fz_shape_eq(a->rank, a->rows, b->rank, b->rows); }
+static bool same_rows(const Group *a, const Group *b) { return fuse_shape_eq(a->rank, a->rows, b->rank, b->rows); }
 
 /* ---- the rows table ---------------------------------------------------------- */
 
@@ -106,7 +106,7 @@ static int *rows_slot(Part *p, int rank, const Dim *rows)
 	uint32_t i = rows_hash(rank, rows) & p->tabmask;
 	while (p->tab[i] >= 0) {
 		const Group *G = &p->grp[p->tab[i]];
-		if (fz_shape_eq(G->rank, G->rows, rank, rows))
+		if (fuse_shape_eq(G->rank, G->rows, rank, rows))
 			break;
 		i = (i + 1) & p->tabmask;
 	}
@@ -162,8 +162,8 @@ static int cut(Part *p, NodeId a)
 		const Node *nd = &p->g->nodes[b];
 		if (c->stored[b])
 			continue;
-		bool full = fz_shape_eq(nd->rank, nd->shape, G->rank, G->rows);
-		if (fz_is_reduce(nd) || (!full && anchored_operands(p, b, gi) > 1)) {
+		bool full = fuse_shape_eq(nd->rank, nd->shape, G->rank, G->rows);
+		if (fuse_is_reduce(nd) || (!full && anchored_operands(p, b, gi) > 1)) {
 			c->stored[b] = 1;
 			continue;
 		}
@@ -246,7 +246,7 @@ static void place_elementwise(Part *p, NodeId n)
 	for (int k = 0; k < ir_ops[nd->op].arity; k++) {
 		NodeId a = nd->args[k];
 		int h = group_of(p, a);
-		if (fz_is_leaf(&p->g->nodes[a]))
+		if (fuse_is_leaf(&p->g->nodes[a]))
 			continue;
 		if (h < 0) {
 			reads = imax(reads, p->rd[a]);
@@ -289,13 +289,13 @@ static void place_reduction(Part *p, NodeId n)
 	NodeId in = p->g->nodes[n].args[0];
 	const Node *ind = &p->g->nodes[in];
 	int h = group_of(p, in), reads = -1;
-	if (h >= 0 && fz_shape_eq(ind->rank, ind->shape, p->grp[h].rank, p->grp[h].rows)) {
+	if (h >= 0 && fuse_shape_eq(ind->rank, ind->shape, p->grp[h].rank, p->grp[h].rows)) {
 		p->anc[n] = h;
 		return;
 	}
 	if (h >= 0)
 		reads = cut(p, in);
-	else if (!fz_is_leaf(ind))
+	else if (!fuse_is_leaf(ind))
 		reads = p->rd[in];
 	int gi = recent_group(p, ind, reads);
 	if (gi < 0)
@@ -314,13 +314,13 @@ static int home_free_output(Part *p, NodeId o)
 {
 	FuseCtx *c = p->c;
 	const Node *nd = &p->g->nodes[o];
-	int reads = fz_is_leaf(nd) ? -1 : p->rd[o];
+	int reads = fuse_is_leaf(nd) ? -1 : p->rd[o];
 	for (int pass = 0; pass < 2; pass++)
 		for (int gi = 0; gi < p->ngrp; gi++) {
 			Group *G = &p->grp[gi];
 			if (G->parent != gi || G->proto < 0)
 				continue;
-			bool shape_ok = pass == 0 ? fz_shape_eq(nd->rank, nd->shape, G->rank, G->rows) : is_perrow(nd->rank, nd->shape, G);
+			bool shape_ok = pass == 0 ? fuse_shape_eq(nd->rank, nd->shape, G->rank, G->rows) : is_perrow(nd->rank, nd->shape, G);
 			if (!shape_ok || (G->sealed && G->level <= reads))
 				continue;
 			if (!G->sealed)
@@ -329,12 +329,12 @@ static int home_free_output(Part *p, NodeId o)
 		}
 	for (int k = 0; k < c->nprotos; k++) {
 		Proto *K = &c->protos[k];
-		if (K->kind == KERNEL_POINTWISE && fz_shape_eq(K->rank, K->domain, nd->rank, nd->shape)) {
+		if (K->kind == KERNEL_POINTWISE && fuse_shape_eq(K->rank, K->domain, nd->rank, nd->shape)) {
 			K->level = imax(K->level, reads + 1);
 			return k;
 		}
 	}
-	return fz_proto_new(c, KERNEL_POINTWISE, nd->rank, nd->shape, reads + 1);
+	return fuse_proto_new(c, KERNEL_POINTWISE, nd->rank, nd->shape, reads + 1);
 }
 
 static void make_kernels(Part *p)
@@ -346,7 +346,7 @@ static void make_kernels(Part *p)
 			continue;
 		Group *G = &p->grp[find(p, p->anc[n])];
 		if (G->proto < 0)
-			G->proto = fz_proto_new(c, KERNEL_ROW, G->rank, G->rows, 0);
+			G->proto = fuse_proto_new(c, KERNEL_ROW, G->rank, G->rows, 0);
 		if (c->stored[n]) {
 			c->home[n] = G->proto;
 			c->byref[n] = 1;
@@ -364,9 +364,9 @@ static void make_kernels(Part *p)
 		if (!c->live[n])
 			continue;
 		if (c->stored[n])
-			fz_proto_seed(c, c->home[n], n);
-		else if (fz_is_reduce(&g->nodes[n]))
-			fz_proto_seed(c, p->grp[find(p, p->anc[n])].proto, n);
+			fuse_proto_seed(c, c->home[n], n);
+		else if (fuse_is_reduce(&g->nodes[n]))
+			fuse_proto_seed(c, p->grp[find(p, p->anc[n])].proto, n);
 	}
 }
 
@@ -381,7 +381,7 @@ void fuse_partition(FuseCtx *c)
 	for (NodeId n = 0; n < c->n; n++) {
 		p.anc[n] = -1;
 		p.rd[n] = -1;
-		nred += fz_is_reduce(&g->nodes[n]);
+		nred += fuse_is_reduce(&g->nodes[n]);
 	}
 	uint32_t size = 16;
 	while (size < 2u * (uint32_t)nred)
@@ -393,9 +393,9 @@ void fuse_partition(FuseCtx *c)
 		c->stored[g->outputs[i].node] = 1;
 	for (NodeId n = 0; n < c->n; n++) {
 		const Node *nd = &g->nodes[n];
-		if (!c->live[n] || fz_is_leaf(nd))
+		if (!c->live[n] || fuse_is_leaf(nd))
 			continue;
-		if (fz_is_reduce(nd))
+		if (fuse_is_reduce(nd))
 			place_reduction(&p, n);
 		else
 			place_elementwise(&p, n);

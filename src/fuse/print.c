@@ -20,31 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *fz_shape_text(Arena *a, const Graph *g, int rank, const Dim *shape)
-{
-	StrBuf sb;
-	sb_init(&sb, a);
-	sb_puts(&sb, "[");
-	for (int i = 0; i < rank; i++) {
-		if (i)
-			sb_puts(&sb, ", ");
-		if (dim_is_sym(shape[i]))
-			sb_puts(&sb, g->dims[dim_sym(shape[i])]);
-		else
-			sb_printf(&sb, "%lld", (long long)shape[i]);
-	}
-	sb_puts(&sb, "]");
-	return sb_str(&sb);
-}
-
-const char *fz_type_text(Arena *a, const Graph *g, const Node *nd)
-{
-	const char *t = fz_dtype_name((fz_dtype)nd->dtype);
-	if (nd->rank == 0)
-		return t;
-	return arena_printf(a, "%s%s", t, fz_shape_text(a, g, nd->rank, nd->shape));
-}
-
 /* ---- bytes as a polynomial of the dims ---------------------------------------------- */
 
 typedef struct Term {
@@ -139,7 +114,7 @@ static void kernel_bytes(Poly *p, Arena *a, const Graph *g, const Kernel *k)
 
 /* ---- the listing -------------------------------------------------------------------- */
 
-int *fz_writers(const Plan *p, Arena *a)
+int *fuse_writers(const Plan *p, Arena *a)
 {
 	int *w = ARENA_ARRAY(a, int, p->g->n + 1);
 	memset(w, 0xff, sizeof(int) * (size_t)(p->g->n + 1));
@@ -154,7 +129,7 @@ static void print_param(StrBuf *sb, const Plan *p, const int *writer, const KPar
 {
 	const Graph *g = p->g;
 	const Node *nd = &g->nodes[prm->node];
-	const char *type = fz_type_text(sb->arena, g, nd);
+	const char *type = ir_type_str(sb->arena, g, nd);
 	const char *name = NULL;
 	if (nd->op == OP_INPUT)
 		name = g->inputs[nd->input].name;
@@ -204,7 +179,7 @@ static void print_kernel(StrBuf *sb, const Plan *p, const int *writer, const Ker
 {
 	const Graph *g = p->g;
 	sb_printf(sb, "kernel %s: %s over %s\n", k->name, k->kind == KERNEL_ROW ? "row" : "pointwise",
-	          fz_shape_text(sb->arena, g, k->rank, k->domain));
+	          ir_shape_str(sb->arena, g, k->rank, k->domain));
 	if (k->ndeps) {
 		sb_puts(sb, "  after:");
 		for (int i = 0; i < k->ndeps; i++)
@@ -235,7 +210,7 @@ void fuse_print(StrBuf *sb, const Plan *p)
 	sb_printf(sb, "plan %s (%s): %d kernel%s, %d temporar%s\n", p->g->name, p->fused ? "fused" : "per-op",
 	          p->nkernels, p->nkernels == 1 ? "" : "s", p->ntemps, p->ntemps == 1 ? "y" : "ies");
 	Poly total = {0};
-	const int *writer = fz_writers(p, sb->arena);
+	const int *writer = fuse_writers(p, sb->arena);
 	for (int i = 0; i < p->nkernels; i++)
 		print_kernel(sb, p, writer, &p->kernels[i], &total);
 	sb_puts(sb, "total bytes: ");

@@ -265,16 +265,19 @@ static void memo_put(Builder *b, int fn, int nargs, const NodeId *args, NodeId r
 
 static NodeId build_expr(Builder *b, const Ast *e);
 
+/* The op of each operator token, unary and binary (messages name the
+ * operator by its token: "'+'"). */
 static const struct {
 	TokKind tok;
+	int arity;
 	Op op;
-	const char *what;
 } operators[] = {
-	{TK_PLUS, OP_ADD, "'+'"},   {TK_MINUS, OP_SUB, "'-'"},  {TK_STAR, OP_MUL, "'*'"},
-	{TK_SLASH, OP_DIV, "'/'"},  {TK_PERCENT, OP_MOD, "'%'"}, {TK_EQ, OP_EQ, "'=='"},
-	{TK_NE, OP_NE, "'!='"},     {TK_LT, OP_LT, "'<'"},       {TK_LE, OP_LE, "'<='"},
-	{TK_GT, OP_GT, "'>'"},      {TK_GE, OP_GE, "'>='"},      {TK_ANDAND, OP_AND, "'&&'"},
-	{TK_OROR, OP_OR, "'||'"},
+	{TK_MINUS, 1, OP_NEG},  {TK_BANG, 1, OP_NOT},   {TK_TILDE, 1, OP_BITNOT}, {TK_PLUS, 2, OP_ADD},
+	{TK_MINUS, 2, OP_SUB},  {TK_STAR, 2, OP_MUL},   {TK_SLASH, 2, OP_DIV},    {TK_PERCENT, 2, OP_MOD},
+	{TK_EQ, 2, OP_EQ},      {TK_NE, 2, OP_NE},      {TK_LT, 2, OP_LT},        {TK_LE, 2, OP_LE},
+	{TK_GT, 2, OP_GT},      {TK_GE, 2, OP_GE},      {TK_ANDAND, 2, OP_AND},   {TK_OROR, 2, OP_OR},
+	{TK_AMP, 2, OP_BITAND}, {TK_PIPE, 2, OP_BITOR}, {TK_CARET, 2, OP_BITXOR}, {TK_SHL, 2, OP_SHL},
+	{TK_SHR, 2, OP_SHR},
 };
 
 /* A reduction: the last axis becomes 1. Over an axis that is already the
@@ -336,11 +339,9 @@ static NodeId build_operator(Builder *b, const Ast *e)
 		return -1;
 	if (e->kind == AST_COND)
 		return apply(b, OP_WHERE, e, args, "'?:'");
-	if (e->kind == AST_UNARY)
-		return e->op == TK_BANG ? apply(b, OP_NOT, e, args, "'!'") : apply(b, OP_NEG, e, args, "'-'");
 	for (size_t i = 0; i < sizeof operators / sizeof operators[0]; i++)
-		if (operators[i].tok == e->op)
-			return apply(b, operators[i].op, e, args, operators[i].what);
+		if (operators[i].tok == e->op && operators[i].arity == e->nargs)
+			return apply(b, operators[i].op, e, args, fe_token_name(e->op));
 	diag_error(b->d, b->a, e->op_span, "internal error: unknown operator");
 	return -1;
 }

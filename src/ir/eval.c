@@ -1,21 +1,21 @@
 /*
  * eval.c: the scalar semantics of every op (see eval.h for the choices).
  *
- * Float ops are written once, as a macro over the compute type, with
- * <tgmath.h> picking expf for float and exp for double, so f32 and f64 follow
- * the same formulas and differ only in precision. Integer ops compute in
- * uint64_t, which wraps without undefined behaviour, and narrow to i32 at the
- * end. Conversions to the half types round exactly once: from f64 through a
- * round-to-odd f32, from integers through a 24-bit value with a sticky bit,
- * so no value is rounded twice.
+ * Elementwise ops take their formulas from sem.def, compiled here once per
+ * compute type: as C with <tgmath.h> for float and double, so f32 and f64
+ * follow the same text and differ only in precision (expf against exp), and
+ * for int32 and int64 with their unsigned types, so integers wrap without
+ * undefined behaviour. An op with no text for its operand's dtype is
+ * reported (eval_op returns false), never computed as 0. Conversions to the
+ * half types round exactly once: from f64 through a round-to-odd f32, from
+ * integers through a 24-bit value with a sticky bit, so no value is rounded
+ * twice.
  */
 #include "ir/eval.h"
 
 #include <float.h>
 #include <string.h>
 #include <tgmath.h>
-
-/* ---- integers ------------------------------------------------------------------- */
 
 static int64_t wrap_int(fz_dtype t, uint64_t v)
 {
@@ -26,193 +26,190 @@ static int64_t wrap_int(fz_dtype t, uint64_t v)
 	return (int64_t)v;
 }
 
-/* Exact power, wrapping; negative exponents give 0 unless |base| is 1. */
-static uint64_t int_pow(int64_t base, int64_t e)
-{
-	if (e < 0)
-		return base == 1 ? 1 : base == -1 ? ((e & 1) ? UINT64_MAX : 1) : 0;
-	uint64_t r = 1, x = (uint64_t)base;
-	while (e) {
-		if (e & 1)
-			r *= x;
-		x *= x;
-		e >>= 1;
-	}
-	return r;
-}
+/* ---- which texts sem.def has ----------------------------------------------------- */
 
-static Scalar int_op(Op op, fz_dtype t, const Scalar *v)
+#define SEM_NONE(op, ...)
+#define SEM_MARK(op, ...) [op] = true,
+
+#define FLOAT SEM_MARK
+#define FLOAT_FN SEM_MARK
+#define INT SEM_NONE
+#define INT_FN SEM_NONE
+#define BOOL SEM_NONE
+#define BOOL_FN SEM_NONE
+#define ALL SEM_MARK
+static const bool has_float[OP_COUNT] = {
+#include "ir/sem.def"
+};
+#undef FLOAT
+#undef FLOAT_FN
+#undef INT
+#undef INT_FN
+#define FLOAT SEM_NONE
+#define FLOAT_FN SEM_NONE
+#define INT SEM_MARK
+#define INT_FN SEM_MARK
+static const bool has_int[OP_COUNT] = {
+#include "ir/sem.def"
+};
+#undef INT
+#undef INT_FN
+#undef BOOL
+#undef BOOL_FN
+#define INT SEM_NONE
+#define INT_FN SEM_NONE
+#define BOOL SEM_MARK
+#define BOOL_FN SEM_MARK
+static const bool has_bool[OP_COUNT] = {
+#include "ir/sem.def"
+};
+#undef FLOAT
+#undef FLOAT_FN
+#undef INT
+#undef INT_FN
+#undef BOOL
+#undef BOOL_FN
+#undef ALL
+
+/* ---- the texts, as C ---------------------------------------------------------------- */
+
+/* A function per compute type with a case for each op that has a text for
+ * it. eval_sem calls one only for an op the tables above list, so the
+ * value after the switch is never returned. */
+#define SEM_EXPR(op, ...) case op: return __VA_ARGS__;
+#define SEM_BODY(op, ...) case op: { __VA_ARGS__ }
+
+#define FLOAT SEM_EXPR
+#define FLOAT_FN SEM_BODY
+#define INT SEM_NONE
+#define INT_FN SEM_NONE
+#define BOOL SEM_NONE
+#define BOOL_FN SEM_NONE
+#define ALL SEM_EXPR
+static float sem_f32(Op op, float x, float y, float z)
 {
-	int64_t a = v[0].i, b = ir_ops[op].arity > 1 ? v[1].i : 0;
-	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-	Scalar r;
+	typedef float T;
 	switch (op) {
-	case OP_NEG: r.i = wrap_int(t, 0 - ua); break;
-	case OP_ADD: r.i = wrap_int(t, ua + ub); break;
-	case OP_SUB: r.i = wrap_int(t, ua - ub); break;
-	case OP_MUL: r.i = wrap_int(t, ua * ub); break;
-	case OP_DIV:
-		/* by zero: 0, never a trap; INT_MIN / -1 wraps to INT_MIN */
-		r.i = b == 0 ? 0 : (b == -1 ? wrap_int(t, 0 - ua) : a / b);
-		break;
-	case OP_MOD: r.i = (b == 0 || b == -1) ? 0 : a % b; break;
-	case OP_MINIMUM: r.i = a < b ? a : b; break;
-	case OP_MAXIMUM: r.i = a > b ? a : b; break;
-	case OP_CLAMP: {
-		int64_t lo = v[1].i, hi = v[2].i;
-		int64_t x = a > lo ? a : lo;
-		r.i = x < hi ? x : hi;
-		break;
+#include "ir/sem.def"
+	default: break;
 	}
-	case OP_POW: r.i = wrap_int(t, int_pow(a, b)); break;
-	case OP_ABS: r.i = a < 0 ? wrap_int(t, 0 - ua) : a; break;
-	case OP_ISNAN:
-	case OP_ISINF: r.i = 0; break;
-	default: r.i = 0; break;
-	}
-	return r;
+	return (T)NAN;
 }
 
-/* ---- floats ------------------------------------------------------------------------ */
-
-/* One definition of the float ops for both compute types: T is float or
- * double, and the tgmath calls resolve to the matching libm function. */
-#define FLOAT_OP(NAME, T)                                                                   \
-	static T NAME(Op op, const T *v)                                                        \
-	{                                                                                       \
-		T x = v[0], y = ir_ops[op].arity > 1 ? v[1] : 0;                                    \
-		switch (op) {                                                                       \
-		case OP_NEG: return -x;                                                             \
-		case OP_ADD: return x + y;                                                          \
-		case OP_SUB: return x - y;                                                          \
-		case OP_MUL: return x * y;                                                          \
-		case OP_DIV: return x / y;                                                          \
-		case OP_MOD: return fmod(x, y);                                                     \
-		case OP_MINIMUM: return isnan(x) ? x : isnan(y) ? y : (x < y ? x : y);              \
-		case OP_MAXIMUM: return isnan(x) ? x : isnan(y) ? y : (x > y ? x : y);              \
-		case OP_CLAMP: {                                                                    \
-			T lo = v[1], hi = v[2];                                                         \
-			T m = isnan(x) ? x : isnan(lo) ? lo : (x > lo ? x : lo);                        \
-			return isnan(m) ? m : isnan(hi) ? hi : (m < hi ? m : hi);                       \
-		}                                                                                   \
-		case OP_POW: return pow(x, y);                                                      \
-		case OP_ABS: return fabs(x);                                                        \
-		case OP_EXP: return exp(x);                                                         \
-		case OP_EXP2: return exp2(x);                                                       \
-		case OP_LOG: return log(x);                                                         \
-		case OP_LOG2: return log2(x);                                                       \
-		case OP_LOG1P: return log1p(x);                                                     \
-		case OP_EXPM1: return expm1(x);                                                     \
-		case OP_SQRT: return sqrt(x);                                                       \
-		case OP_RSQRT: return (T)1 / sqrt(x);                                               \
-		case OP_SIN: return sin(x);                                                         \
-		case OP_COS: return cos(x);                                                         \
-		case OP_TANH: return tanh(x);                                                       \
-		case OP_ERF: return erf(x);                                                         \
-		case OP_SIGMOID: return (T)1 / ((T)1 + exp(-x));                                    \
-		case OP_RELU: return isnan(x) ? x : (x > 0 ? x : (T)0);                             \
-		case OP_SILU: return x * ((T)1 / ((T)1 + exp(-x)));                                 \
-		case OP_GELU: return (T)0.5 * x * ((T)1 + erf(x / (T)1.41421356237309504880));      \
-		case OP_GELU_TANH:                                                                  \
-			return (T)0.5 * x *                                                             \
-			       ((T)1 + tanh((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))); \
-		case OP_FLOOR: return floor(x);                                                     \
-		case OP_CEIL: return ceil(x);                                                       \
-		case OP_ROUND: return nearbyint(x);                                                 \
-		default: return 0;                                                                  \
-		}                                                                                   \
+static double sem_f64(Op op, double x, double y, double z)
+{
+	typedef double T;
+	switch (op) {
+#include "ir/sem.def"
+	default: break;
 	}
+	return (T)NAN;
+}
+#undef FLOAT
+#undef FLOAT_FN
+#undef INT
+#undef INT_FN
+#define FLOAT SEM_NONE
+#define FLOAT_FN SEM_NONE
+#define INT SEM_EXPR
+#define INT_FN SEM_BODY
 
-FLOAT_OP(float_op_f32, float)
-FLOAT_OP(float_op_f64, double)
+static int32_t sem_i32(Op op, int32_t x, int32_t y, int32_t z)
+{
+	typedef int32_t T;
+	typedef uint32_t U;
+	switch (op) {
+#include "ir/sem.def"
+	default: break;
+	}
+	return (T)(U)0;
+}
 
-static bool float_compare(Op op, double a, double b)
+static int64_t sem_i64(Op op, int64_t x, int64_t y, int64_t z)
+{
+	typedef int64_t T;
+	typedef uint64_t U;
+	switch (op) {
+#include "ir/sem.def"
+	default: break;
+	}
+	return (T)(U)0;
+}
+#undef INT
+#undef INT_FN
+#undef BOOL
+#undef BOOL_FN
+#define INT SEM_NONE
+#define INT_FN SEM_NONE
+#define BOOL SEM_EXPR
+#define BOOL_FN SEM_BODY
+
+static bool sem_bool(Op op, bool x, bool y, bool z)
 {
 	switch (op) {
-	case OP_EQ: return a == b;
-	case OP_NE: return a != b;
-	case OP_LT: return a < b;
-	case OP_LE: return a <= b;
-	case OP_GT: return a > b;
-	case OP_GE: return a >= b;
-	default: return false;
+#include "ir/sem.def"
+	default: break;
 	}
+	return false;
 }
+#undef FLOAT
+#undef FLOAT_FN
+#undef INT
+#undef INT_FN
+#undef BOOL
+#undef BOOL_FN
+#undef ALL
+#undef SEM_EXPR
+#undef SEM_BODY
+#undef SEM_NONE
+#undef SEM_MARK
 
-static bool int_compare(Op op, int64_t a, int64_t b)
+/* An op of sem.def on values of the operand's compute type. A float op
+ * gives a float or a bool, an integer op an integer or a bool, a bool op a
+ * bool; anything else is not a result the texts can give. */
+static bool eval_sem(Op op, fz_dtype result, fz_dtype operand, const Scalar *v, Scalar *out)
 {
-	switch (op) {
-	case OP_EQ: return a == b;
-	case OP_NE: return a != b;
-	case OP_LT: return a < b;
-	case OP_LE: return a <= b;
-	case OP_GT: return a > b;
-	case OP_GE: return a >= b;
-	default: return false;
-	}
-}
-
-static Scalar float_arith(Op op, fz_dtype operand, const Scalar *args)
-{
-	int n = ir_ops[op].arity;
-	Scalar r;
-	if (dtype_compute(operand) == FZ_F64) {
-		double v[3] = {0, 0, 0};
-		for (int k = 0; k < n; k++)
-			v[k] = args[k].f;
-		r.f = float_op_f64(op, v);
-	} else {
-		float v[3] = {0, 0, 0};
-		for (int k = 0; k < n; k++)
-			v[k] = (float)args[k].f;
-		r.f = float_op_f32(op, v);
-	}
-	return r;
-}
-
-static Scalar math_op(Op op, fz_dtype operand, const Scalar *args)
-{
-	Scalar r;
-	if (!dtype_is_float(operand)) {
-		if (op == OP_ABS || op == OP_ISNAN || op == OP_ISINF)
-			return int_op(op, operand, args);
-		/* the IR converts integers to f32 first; stay correct if it did not */
-		Scalar x = eval_cast(operand, FZ_F32, args[0]);
-		return float_arith(op, FZ_F32, &x);
-	}
-	if (op == OP_ISNAN || op == OP_ISINF) {
-		double x = args[0].f;
-		r.i = op == OP_ISNAN ? isnan(x) != 0 : isinf(x) != 0;
-		return r;
-	}
-	return float_arith(op, operand, args);
-}
-
-Scalar eval_op(Op op, fz_dtype result, fz_dtype operand, const Scalar *args)
-{
-	Scalar r = {.i = 0};
-	switch (ir_ops[op].cls) {
-	case OC_ARITH:
-		return dtype_is_float(operand) ? float_arith(op, operand, args) : int_op(op, operand, args);
-	case OC_COMPARE:
-		r.i = dtype_is_float(operand) ? float_compare(op, args[0].f, args[1].f)
-		                              : int_compare(op, args[0].i, args[1].i);
-		return r;
-	case OC_LOGIC:
-		if (op == OP_NOT)
-			r.i = !args[0].i;
-		else if (op == OP_AND)
-			r.i = args[0].i && args[1].i;
+	if (dtype_is_float(operand)) {
+		if (!has_float[op] || !(dtype_is_float(result) || result == FZ_BOOL))
+			return false;
+		double r = dtype_compute(operand) == FZ_F64 ? sem_f64(op, v[0].f, v[1].f, v[2].f)
+		                                            : (double)sem_f32(op, (float)v[0].f, (float)v[1].f, (float)v[2].f);
+		if (result == FZ_BOOL)
+			out->i = r != 0;
 		else
-			r.i = args[0].i || args[1].i;
-		return r;
-	case OC_SELECT: return args[0].i ? args[1] : args[2];
-	case OC_CAST: return eval_cast(operand, result, args[0]);
-	case OC_MATH: return math_op(op, operand, args);
+			out->f = r;
+		return true;
+	}
+	if (operand == FZ_BOOL) {
+		if (!has_bool[op] || result != FZ_BOOL)
+			return false;
+		out->i = sem_bool(op, v[0].i != 0, v[1].i != 0, v[2].i != 0);
+		return true;
+	}
+	if (!has_int[op] || !(dtype_is_int(result) || result == FZ_BOOL))
+		return false;
+	int64_t r = operand == FZ_I32 ? sem_i32(op, (int32_t)v[0].i, (int32_t)v[1].i, (int32_t)v[2].i)
+	                              : sem_i64(op, v[0].i, v[1].i, v[2].i);
+	out->i = result == FZ_BOOL ? r != 0 : r;
+	return true;
+}
+
+bool eval_op(Op op, fz_dtype result, fz_dtype operand, const Scalar *args, Scalar *out)
+{
+	Scalar v[3] = {{.i = 0}, {.i = 0}, {.i = 0}};
+	for (int k = 0; k < ir_ops[op].arity && k < 3; k++)
+		v[k] = args[k];
+	switch (ir_ops[op].cls) {
+	case OC_SELECT: *out = v[0].i ? v[1] : v[2]; return true;
+	case OC_CAST: *out = eval_cast(operand, result, v[0]); return true;
+	case OC_ARITH:
+	case OC_COMPARE:
+	case OC_LOGIC:
+	case OC_MATH: return eval_sem(op, result, operand, v, out);
 	case OC_LEAF:
 	case OC_REDUCE: break;
 	}
-	return r;
+	return false;
 }
 
 /* ---- conversions ------------------------------------------------------------------------ */
@@ -401,7 +398,7 @@ bool eval_acc_result(const EvalAcc *acc, fz_dtype result, Scalar *out)
 			return false;
 		r = acc->best;
 		break;
-	default: break;
+	default: return false; /* not a reduction */
 	}
 	*out = eval_normalize(result, r);
 	return true;

@@ -1,30 +1,22 @@
 /*
  * eval.h: the scalar semantics of every op, one element at a time.
  *
- * This is the one definition of what an op computes. The interpreter applies
- * it over whole tensors and constant folding applies it to literals, so the
- * two agree bit for bit; the CUDA prelude implements the same formulas.
+ * What each elementwise op computes is written once, in sem.def, and this
+ * file applies it: the interpreter over whole tensors, constant folding to
+ * literals, so the two agree bit for bit, and the code generator pastes the
+ * same text into the CUDA it writes.
  *
  * A value is a Scalar: floats in .f, integers and bool (0 or 1) in .i. Values
  * are kept in their dtype's compute type: an f32, f16 or bf16 value is a
  * double that holds an f32 number (half values are NOT rounded to half except
  * by an explicit cast), an i32 value is an int64 in i32 range.
  *
- * The choices, where libm or C leave freedom (see docs/design.md):
+ * The choices, where libm or C leave freedom (see docs/language.md):
  *   - f32 (and f16/bf16) arithmetic is float arithmetic: every result is
- *     rounded with (float); f64 is double. libm in the compute type (expf for
+ *     rounded to float; f64 is double. libm in the compute type (expf for
  *     f32, exp for f64).
  *   - integers wrap (two's complement, computed unsigned, no C UB); `/` and
  *     `%` by zero give 0; INT_MIN / -1 gives INT_MIN, INT_MIN % -1 gives 0.
- *   - maximum(a, b) = isnan(a) ? a : isnan(b) ? b : (a > b ? a : b), and
- *     minimum with <; clamp(x, lo, hi) = minimum(maximum(x, lo), hi);
- *     relu(x) = isnan(x) ? x : (x > 0 ? x : 0).
- *   - sigmoid = 1 / (1 + exp(-x)); silu = x * sigmoid(x);
- *     gelu = 0.5 * x * (1 + erf(x / sqrt(2)));
- *     gelu_tanh = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x * x * x)));
- *     rsqrt = 1 / sqrt(x); round = half to even (nearbyint).
- *   - pow on integers is exact (wrapping); a negative exponent gives 0
- *     unless the base is 1 or -1.
  *   - casts: float -> int truncates, NaN -> 0, out of range saturates (as
  *     CUDA's cvt.rzi); to f16/bf16 rounds once to nearest even, also from f64
  *     and from integers (no double rounding); bool(x) is x != 0.
@@ -39,11 +31,13 @@ typedef union Scalar {
 	int64_t i; /* integers and bool */
 } Scalar;
 
-/* One element of an elementwise op (every class but OC_LEAF and OC_REDUCE).
- * `result` is the node's dtype, `operand` the dtype of its operands (for
- * OP_WHERE the branches', for OP_CAST the source's). args has the op's arity
- * values, each in the operand's compute type (the condition of where: bool). */
-Scalar eval_op(Op op, fz_dtype result, fz_dtype operand, const Scalar *args);
+/* One element of an elementwise op (every class but OC_LEAF and OC_REDUCE)
+ * into *out. `result` is the node's dtype, `operand` its Node.operand. args
+ * has the op's arity values, each in the operand's compute type (the
+ * condition of where: bool). false when the op has no semantics for that
+ * operand dtype (sem.def has no text for it): an internal error for the
+ * caller to report, never a value. */
+bool eval_op(Op op, fz_dtype result, fz_dtype operand, const Scalar *args, Scalar *out);
 
 /* Convert a value of dtype `from` to dtype `to` (an explicit cast: rounds to
  * f16/bf16 when `to` is a half type). */
@@ -74,8 +68,9 @@ typedef struct EvalAcc {
 
 void eval_acc_init(EvalAcc *acc, Op op, fz_dtype operand);
 void eval_acc_add(EvalAcc *acc, Scalar v);
-/* The reduction's value in the result dtype's compute type. false only for
- * max/min of an empty row (the caller reports it); sum of an empty row is 0,
+/* The reduction's value in the result dtype's compute type. false for max
+ * or min of an empty row (ir_check_empty_rows reports those before anything
+ * runs) and for an op that is not a reduction; sum of an empty row is 0,
  * mean of one is NaN. */
 bool eval_acc_result(const EvalAcc *acc, fz_dtype result, Scalar *out);
 /* The same over n contiguous values. */

@@ -10,8 +10,9 @@
  * identical node is returned instead of a new one, which is common
  * subexpression elimination for free, across fn bodies too.
  *
- * The span is not part of the key: a merged node keeps the span of its first
- * occurrence. Constants are keyed by their bits, so 0.0 and -0.0 stay apart
+ * The node records the dtype its operands were converted to (Node.operand),
+ * so that no later stage derives it again. The span is not part of the key:
+ * a merged node keeps the span of its first occurrence. Constants are keyed by their bits, so 0.0 and -0.0 stay apart
  * and NaNs of one pattern merge.
  */
 #include "ir/build.h"
@@ -21,7 +22,7 @@
 
 /* The hashed part of a node, with no padding left uninitialised. */
 typedef struct NodeKey {
-	uint32_t op, dtype, rank, flags;
+	uint32_t op, dtype, operand, rank, flags;
 	int32_t input;
 	NodeId args[3];
 	Dim shape[FZ_MAX_RANK];
@@ -34,6 +35,7 @@ static uint64_t node_hash(const Node *n)
 	memset(&k, 0, sizeof k);
 	k.op = n->op;
 	k.dtype = n->dtype;
+	k.operand = n->operand;
 	k.rank = n->rank;
 	k.flags = n->flags;
 	k.input = n->input;
@@ -45,7 +47,8 @@ static uint64_t node_hash(const Node *n)
 
 static bool node_same(const Node *a, const Node *b)
 {
-	return a->op == b->op && a->dtype == b->dtype && a->rank == b->rank && a->flags == b->flags &&
+	return a->op == b->op && a->dtype == b->dtype && a->operand == b->operand && a->rank == b->rank &&
+	       a->flags == b->flags &&
 	       a->input == b->input && memcmp(a->args, b->args, sizeof a->args) == 0 &&
 	       memcmp(a->shape, b->shape, sizeof(Dim) * a->rank) == 0 && memcmp(&a->c, &b->c, sizeof a->c) == 0;
 }
@@ -114,6 +117,7 @@ static void node_init(Node *n, Op op, fz_dtype t, int rank, const Dim *shape, ui
 	memset(n, 0, sizeof *n);
 	n->op = (uint16_t)op;
 	n->dtype = (uint8_t)t;
+	n->operand = (uint8_t)t;
 	n->rank = (uint8_t)rank;
 	n->flags = flags;
 	n->args[0] = n->args[1] = n->args[2] = -1;
@@ -144,14 +148,25 @@ NodeId irb_input(Builder *b, int index, fz_dtype t, int rank, const Dim *shape, 
 	return intern(b, &n, span);
 }
 
+/* The dtype of op's value operands, once the type rule has converted them:
+ * every one has it (where's condition aside), so the first tells. */
+static fz_dtype operand_of(Builder *b, Op op, const NodeId *args)
+{
+	return (fz_dtype)irb_node(b, args[ir_ops[op].cls == OC_SELECT ? 1 : 0])->dtype;
+}
+
 /* op over constant arguments, computed as the interpreter would. */
 static NodeId fold(Builder *b, Op op, fz_dtype t, const NodeId *args, uint8_t flags, Span span)
 {
-	Scalar v[3] = {{0}, {0}, {0}};
+	Scalar v[3] = {{0}, {0}, {0}}, r;
 	for (int k = 0; k < ir_ops[op].arity; k++)
 		v[k] = const_value(irb_node(b, args[k]));
-	fz_dtype operand = (fz_dtype)irb_node(b, args[op == OP_WHERE ? 1 : 0])->dtype;
-	Scalar r = eval_op(op, t, operand, v);
+	fz_dtype operand = operand_of(b, op, args);
+	if (!eval_op(op, t, operand, v, &r)) {
+		diag_error(b->d, b->a, span, "internal error: '%s' has no semantics on %s", ir_ops[op].name,
+		           fz_dtype_name(operand));
+		return -1;
+	}
 	return irb_const(b, t, r, flags, span);
 }
 
@@ -167,6 +182,8 @@ NodeId irb_make(Builder *b, Op op, fz_dtype t, int rank, const Dim *shape, const
 		return fold(b, op, t, args, flags, span);
 	Node n;
 	node_init(&n, op, t, rank, shape, flags);
+	if (arity > 0)
+		n.operand = (uint8_t)operand_of(b, op, args);
 	for (int k = 0; k < arity; k++)
 		n.args[k] = args[k];
 	return intern(b, &n, span);

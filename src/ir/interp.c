@@ -39,16 +39,7 @@ static fz_status interp_fail(char *err, size_t errlen, fz_status s, const char *
  * dims already bound. */
 static void decl_str(const Graph *g, const Node *n, const int64_t *dims, char *buf, size_t cap)
 {
-	size_t len = (size_t)snprintf(buf, cap, "%s", fz_dtype_name((fz_dtype)n->dtype));
-	for (int k = 0; k < n->rank && len < cap; k++) {
-		Dim d = n->shape[k];
-		if (dim_is_sym(d))
-			len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? ", " : "[", g->dims[dim_sym(d)]);
-		else
-			len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k ? ", " : "[", (long long)d);
-	}
-	if (n->rank && len < cap)
-		len += (size_t)snprintf(buf + len, cap - len, "]");
+	size_t len = ir_type_text(buf, cap, g, fz_dtype_name((fz_dtype)n->dtype), n->rank, n->shape);
 	bool first = true;
 	for (int k = 0; k < n->rank && len < cap; k++) {
 		Dim d = n->shape[k];
@@ -100,6 +91,41 @@ fz_status ir_bind_dims(const Graph *g, const Tensor *inputs, int64_t *dims, char
 		}
 	}
 	return FZ_OK;
+}
+
+/* max and min of an empty row have no value: the first that an output
+ * depends on and that would reduce one (an axis bound to 0 under rows that
+ * exist) is an error that names it and the dimension. The interpreter and
+ * the runtime both ask this before anything runs. */
+fz_status ir_check_empty_rows(const Graph *g, const int64_t *dims, char *err, size_t errlen)
+{
+	uint8_t *live = calloc((size_t)(g->n > 0 ? g->n : 1), 1);
+	if (!live)
+		return interp_fail(err, errlen, FZ_ERR_NOMEM, "out of memory");
+	for (int k = 0; k < g->noutputs; k++)
+		live[g->outputs[k].node] = 1;
+	for (int i = g->n - 1; i >= 0; i--)
+		for (int a = 0; live[i] && a < ir_ops[g->nodes[i].op].arity; a++)
+			live[g->nodes[i].args[a]] = 1;
+	fz_status s = FZ_OK;
+	for (int i = 0; i < g->n && s == FZ_OK; i++) {
+		const Node *n = &g->nodes[i];
+		if (!live[i] || ir_ops[n->op].type != TY_EXTREMUM)
+			continue;
+		const Node *x = &g->nodes[n->args[0]];
+		Dim last = x->shape[x->rank - 1];
+		int64_t rows;
+		if (ir_dim_value(last, dims) != 0 || !ir_numel(n->rank, n->shape, dims, &rows) || rows == 0)
+			continue;
+		if (dim_is_sym(last))
+			s = interp_fail(err, errlen, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (%s = 0)",
+			                ir_ops[n->op].name, n->span.line, n->span.col, g->dims[dim_sym(last)]);
+		else
+			s = interp_fail(err, errlen, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (size 0)",
+			                ir_ops[n->op].name, n->span.line, n->span.col);
+	}
+	free(live);
+	return s;
 }
 
 /* ---- evaluation ------------------------------------------------------------------ */
@@ -182,49 +208,36 @@ static void arg_strides(const Interp *in, const Node *a, int r, int64_t *st)
 	}
 }
 
-/* The dtype each argument's values are expected in. After ir_build they
- * already are (promotions are explicit); an argument that is not is
- * converted, so the interpreter computes the language's result regardless. */
-static fz_dtype operand_dtype(const Graph *g, const Node *n)
-{
-	const Node *a0 = &g->nodes[n->args[0]];
-	switch (ir_ops[n->op].cls) {
-	case OC_ARITH: return (fz_dtype)n->dtype;
-	case OC_COMPARE: return dtype_promote((fz_dtype)a0->dtype, (fz_dtype)g->nodes[n->args[1]].dtype);
-	case OC_LOGIC: return FZ_BOOL;
-	case OC_SELECT: return (fz_dtype)n->dtype;
-	default: return (fz_dtype)a0->dtype;
-	}
-}
-
-static void run_elementwise(Interp *in, int id, Scalar *out)
+/* A node computed element by element from its args' arrays, each walked by
+ * strides over the node's shape. After ir_build every value operand has the
+ * node's operand dtype (promotions are explicit casts); one that has not is
+ * a bug upstream, reported rather than computed. */
+static fz_status run_elementwise(Interp *in, int id, Scalar *out)
 {
 	const Graph *g = in->g;
 	const Node *n = &g->nodes[id];
 	int arity = ir_ops[n->op].arity, r = n->rank;
-	fz_dtype operand = operand_dtype(g, n);
 	int64_t st[3][FZ_MAX_RANK], off[3] = {0, 0, 0}, idx[FZ_MAX_RANK] = {0}, shape[FZ_MAX_RANK];
-	fz_dtype want[3], have[3];
 	const Scalar *src[3];
 	for (int k = 0; k < r; k++)
 		shape[k] = ir_dim_value(n->shape[k], in->dims);
 	for (int a = 0; a < arity; a++) {
 		const Node *an = &g->nodes[n->args[a]];
+		fz_dtype want = ir_ops[n->op].cls == OC_SELECT && a == 0 ? FZ_BOOL : (fz_dtype)n->operand;
+		if (an->dtype != want)
+			return interp_fail(in->err, in->errlen, FZ_ERR_INTERNAL,
+			                   "internal error: operand %d of %s at %d:%d is %s, not %s", a, node_name(n),
+			                   n->span.line, n->span.col, fz_dtype_name((fz_dtype)an->dtype), fz_dtype_name(want));
 		arg_strides(in, an, r, st[a]);
 		src[a] = in->vals[n->args[a]];
-		have[a] = (fz_dtype)an->dtype;
-		want[a] = (n->op == OP_WHERE && a == 0) ? FZ_BOOL : operand;
-		if (ir_ops[n->op].cls == OC_CAST || ir_ops[n->op].cls == OC_MATH)
-			want[a] = have[a]; /* eval converts these itself */
 	}
 	for (int64_t e = 0; e < in->numel[id]; e++) {
 		Scalar v[3];
-		for (int a = 0; a < arity; a++) {
+		for (int a = 0; a < arity; a++)
 			v[a] = src[a][off[a]];
-			if (have[a] != want[a])
-				v[a] = eval_cast(have[a], want[a], v[a]);
-		}
-		out[e] = eval_op((Op)n->op, (fz_dtype)n->dtype, operand, v);
+		if (!eval_op((Op)n->op, (fz_dtype)n->dtype, (fz_dtype)n->operand, v, &out[e]))
+			return interp_fail(in->err, in->errlen, FZ_ERR_INTERNAL, "internal error: %s has no semantics on %s",
+			                   node_name(n), fz_dtype_name((fz_dtype)n->operand));
 		for (int k = r - 1; k >= 0; k--) { /* odometer over the output index */
 			idx[k]++;
 			for (int a = 0; a < arity; a++)
@@ -236,28 +249,23 @@ static void run_elementwise(Interp *in, int id, Scalar *out)
 			idx[k] = 0;
 		}
 	}
+	return FZ_OK;
 }
 
+/* max/min of an empty row was reported before anything ran
+ * (ir_check_empty_rows), so a reduction without a value here is a bug. */
 static fz_status run_reduce(Interp *in, int id, Scalar *out)
 {
 	const Graph *g = in->g;
 	const Node *n = &g->nodes[id];
 	const Node *a = &g->nodes[n->args[0]];
 	const Scalar *src = in->vals[n->args[0]];
-	Dim last = a->shape[a->rank - 1];
-	int64_t len = ir_dim_value(last, in->dims);
+	int64_t len = ir_dim_value(a->shape[a->rank - 1], in->dims);
 	int64_t rows = in->numel[id]; /* the result is [..., 1]: one per row */
-	for (int64_t r = 0; r < rows; r++) {
-		if (!eval_reduce((Op)n->op, (fz_dtype)n->dtype, (fz_dtype)a->dtype, src + r * len, len, &out[r])) {
-			char dim[128];
-			if (dim_is_sym(last))
-				snprintf(dim, sizeof dim, "%s = 0", g->dims[dim_sym(last)]);
-			else
-				snprintf(dim, sizeof dim, "size 0");
-			return interp_fail(in->err, in->errlen, FZ_ERR_RUNTIME, "%s at %d:%d reduces an empty axis (%s)",
-			                   node_name(n), n->span.line, n->span.col, dim);
-		}
-	}
+	for (int64_t r = 0; r < rows; r++)
+		if (!eval_reduce((Op)n->op, (fz_dtype)n->dtype, (fz_dtype)n->operand, src + r * len, len, &out[r]))
+			return interp_fail(in->err, in->errlen, FZ_ERR_INTERNAL, "internal error: %s at %d:%d has no value",
+			                   node_name(n), n->span.line, n->span.col);
 	return FZ_OK;
 }
 
@@ -293,7 +301,12 @@ static fz_status run_node(Interp *in, int id)
 	switch (ir_ops[n->op].cls) {
 	case OC_LEAF: run_leaf(in, id, out); return FZ_OK;
 	case OC_REDUCE: s = run_reduce(in, id, out); break;
-	default: run_elementwise(in, id, out); break;
+	case OC_ARITH:
+	case OC_COMPARE:
+	case OC_LOGIC:
+	case OC_SELECT:
+	case OC_CAST:
+	case OC_MATH: s = run_elementwise(in, id, out); break;
 	}
 	if (in->store_all && dtype_is_half((fz_dtype)n->dtype))
 		for (int64_t e = 0; e < in->numel[id]; e++)
@@ -378,6 +391,8 @@ fz_status interp_run_ex(const Graph *g, const int64_t *dims, const Tensor *input
 		s = ir_bind_dims(g, inputs, bound, err, errlen);
 		if (s == FZ_OK)
 			s = interp_check_dims(g, bound, err, errlen);
+		if (s == FZ_OK)
+			s = ir_check_empty_rows(g, bound, err, errlen);
 		if (s == FZ_OK)
 			s = interp_eval(&in, outputs);
 	}

@@ -34,4 +34,10 @@ fz_status interp_run_ex(const Graph *g, const int64_t *dims, const Tensor *input
  * interpreter, `fusec run` and the runtime. */
 fz_status ir_bind_dims(const Graph *g, const Tensor *inputs, int64_t *dims, char *err, size_t errlen);
 
+/* FZ_ERR_RUNTIME, with a message naming the reduction and the dimension,
+ * when a max or min of the graph reduces an axis bound to 0 under rows that
+ * exist (every dim bound); else FZ_OK. The interpreter, the runtime and the
+ * tests ask the same question here. */
+fz_status ir_check_empty_rows(const Graph *g, const int64_t *dims, char *err, size_t errlen);
+
 #endif

@@ -21,17 +21,48 @@
 
 typedef enum OpClass {
 	OC_LEAF,    /* no arguments */
-	OC_ARITH,   /* operands promoted together; result has that dtype */
-	OC_COMPARE, /* operands promoted together; result is bool */
-	OC_LOGIC,   /* bool operands, bool result */
-	OC_SELECT,  /* bool condition, branches promoted together */
+	OC_ARITH,   /* arithmetic: operands and result of one dtype */
+	OC_COMPARE, /* a comparison: bool result */
+	OC_LOGIC,   /* on bool */
+	OC_SELECT,  /* bool condition, two branches */
 	OC_CAST,    /* conversion to the node's dtype */
-	OC_MATH,    /* float math of one argument */
+	OC_MATH,    /* float math (abs also on integers) */
 	OC_REDUCE   /* last-axis reduction */
 } OpClass;
 
+/* The type rules (types.c), as the user sees them in docs/language.md. */
+typedef enum TypeRule {
+	TY_NONE,    /* leaves: the node's own dtype */
+	TY_CAST,    /* an explicit cast: the target dtype */
+	TY_NUM,     /* numbers, promoted together; two bools are an error */
+	TY_ORDER,   /* promoted together, bools allowed (minimum, maximum, clamp) */
+	TY_COMPARE, /* promoted together; bool result */
+	TY_LOGIC,   /* bool operands, bool result */
+	TY_SELECT,  /* a bool condition; the branches promoted together */
+	TY_FLOAT,   /* promoted together, then integers and bools to f32 (weak: f64) */
+	TY_ABS,     /* as TY_FLOAT, but integers stay integers */
+	TY_PRED,    /* as TY_FLOAT; bool result */
+	TY_BITS,    /* integers or bools, promoted together; floats are an error */
+	TY_SHIFT,   /* integers, promoted together; floats and bools are errors */
+	TY_SUM,     /* reduction: integers and bools sum in i64 */
+	TY_MEAN,    /* reduction: integers and bools give f32 */
+	TY_EXTREMUM /* reduction: the operand's dtype */
+} TypeRule;
+
+/* ops.def's LIGHT and LONG. */
+typedef enum OpCost { COST_LIGHT, COST_LONG } OpCost;
+
+/* How the generated CUDA computes an op (codegen/expr.c). */
+typedef enum OpCuda {
+	CU_NONE,   /* not an expression: leaves, and reductions (the kernels' loops) */
+	CU_SEM,    /* its text in sem.def, inline or as a helper fz_<name> */
+	CU_MINMAX, /* the prelude's NaN-propagating fz_<name>, shared with the reductions */
+	CU_SELECT, /* c ? a : b */
+	CU_CAST    /* a conversion (codegen/expr.c cast_expr) */
+} OpCuda;
+
 typedef enum Op {
-#define OP(e, name, arity, cls) e,
+#define OP(e, name, arity, cls, type, cost, call, cuda) e,
 #include "ir/ops.def"
 #undef OP
 	OP_COUNT
@@ -41,13 +72,15 @@ typedef struct OpInfo {
 	const char *name;
 	int arity;
 	OpClass cls;
+	TypeRule type;
+	OpCost cost;
+	bool call;      /* a builtin: the language calls it by name */
+	OpCuda cuda;
 } OpInfo;
 
 extern const OpInfo ir_ops[OP_COUNT];
 
-/* ops.c: whether an op is a builtin function of the language (exp, sum,
- * where, ...), and the builtin of that name (-1 if none). */
-bool ir_op_is_builtin(Op op);
+/* ops.c: the builtin called `name` (-1 if none). */
 int ir_builtin(const char *name, size_t len);
 
 /* A dimension: a literal size (>= 0) or symbolic dim k, encoded as -(k+1). */
@@ -72,6 +105,9 @@ typedef struct Node {
 	uint8_t dtype;   /* fz_dtype of the value */
 	uint8_t rank;    /* 0 for a scalar */
 	uint8_t flags;   /* NF_* */
+	uint8_t operand; /* fz_dtype of the value operands, as converted by the type
+	                    rule (of where: the branches'; of a cast: the source's;
+	                    of a reduction: the elements'); of a leaf, its dtype */
 	NodeId args[3];  /* -1 where unused */
 	Dim shape[FZ_MAX_RANK];
 	union {
@@ -122,7 +158,13 @@ void ir_dce(Graph *g);
  * followed by the outputs. */
 void ir_print(StrBuf *sb, const Graph *g);
 
-/* "f32[B, N]"-style text of a node's type and shape. */
+/* The one writer of type text (shape.c): "f32[B, 4, N]" for dtype name
+ * `dtype` over a shape whose symbolic dims g names (g may be NULL when all
+ * are literal, as a tensor's are); "f32" for rank 0; "[B, N]" (always with
+ * brackets) when dtype is NULL. Writes at most cap bytes, always terminated
+ * when cap > 0, and returns the length of the whole text, as snprintf. */
+size_t ir_type_text(char *buf, size_t cap, const Graph *g, const char *dtype, int rank, const Dim *shape);
+/* The same in the arena: a node's type, and a shape alone. */
 const char *ir_type_str(Arena *a, const Graph *g, const Node *n);
 const char *ir_shape_str(Arena *a, const Graph *g, int rank, const Dim *shape);
 

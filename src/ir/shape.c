@@ -15,58 +15,86 @@
  * mismatch names the two operands that disagree; since a position's dims
  * broadcast when no two of them disagree, the pairwise check is the whole
  * check.
+ *
+ * The text of a type, "f32[B, 4, N]", is written here for every stage: the
+ * IR printer, diagnostics, fusion's dumps, the interpreter's and the
+ * runtime's binding errors, and tensors (whose dims are all literal).
  */
 #include "ir/build.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 
-static void put_dim(StrBuf *sb, const Graph *g, Dim d)
+/* snprintf at offset `at` of buf; the length it would write, as snprintf
+ * gives it, so a caller can size the buffer first. */
+static size_t put(char *buf, size_t cap, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static size_t put(char *buf, size_t cap, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(at < cap ? buf + at : NULL, at < cap ? cap - at : 0, fmt, ap);
+	va_end(ap);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static size_t put_dim(char *buf, size_t cap, size_t at, const Graph *g, Dim d)
 {
 	if (!dim_is_sym(d))
-		sb_printf(sb, "%" PRId64, d);
-	else if (dim_sym(d) < g->ndims)
-		sb_puts(sb, g->dims[dim_sym(d)]);
-	else
-		sb_printf(sb, "?%d", dim_sym(d));
+		return put(buf, cap, at, "%" PRId64, d);
+	if (g && dim_sym(d) < g->ndims)
+		return put(buf, cap, at, "%s", g->dims[dim_sym(d)]);
+	return put(buf, cap, at, "?%d", dim_sym(d));
+}
+
+size_t ir_type_text(char *buf, size_t cap, const Graph *g, const char *dtype, int rank, const Dim *shape)
+{
+	if (cap)
+		buf[0] = 0;
+	size_t n = put(buf, cap, 0, "%s", dtype ? dtype : "");
+	if (dtype && rank == 0)
+		return n;
+	n += put(buf, cap, n, "[");
+	for (int k = 0; k < rank; k++) {
+		if (k)
+			n += put(buf, cap, n, ", ");
+		n += put_dim(buf, cap, n, g, shape[k]);
+	}
+	return n + put(buf, cap, n, "]");
+}
+
+/* ir_type_text in the arena, whatever its length. */
+static const char *type_in(Arena *a, const Graph *g, const char *dtype, int rank, const Dim *shape)
+{
+	size_t n = ir_type_text(NULL, 0, g, dtype, rank, shape);
+	char *buf = arena_alloc(a, n + 1);
+	ir_type_text(buf, n + 1, g, dtype, rank, shape);
+	return buf;
 }
 
 const char *ir_shape_str(Arena *a, const Graph *g, int rank, const Dim *shape)
 {
-	StrBuf sb;
-	sb_init(&sb, a);
-	sb_puts(&sb, "[");
-	for (int k = 0; k < rank; k++) {
-		if (k)
-			sb_puts(&sb, ", ");
-		put_dim(&sb, g, shape[k]);
-	}
-	sb_puts(&sb, "]");
-	return sb_str(&sb);
+	return type_in(a, g, NULL, rank, shape);
 }
 
 const char *ir_type_str(Arena *a, const Graph *g, const Node *n)
 {
-	const char *t = fz_dtype_name((fz_dtype)n->dtype);
-	if (n->rank == 0)
-		return t;
-	return arena_printf(a, "%s%s", t, ir_shape_str(a, g, n->rank, n->shape));
+	return type_in(a, g, fz_dtype_name((fz_dtype)n->dtype), n->rank, n->shape);
 }
 
 const char *irb_type_str(Builder *b, NodeId id)
 {
 	const Node *n = irb_node(b, id);
-	const char *t = fz_dtype_name(irb_value_dtype(b, id));
-	if (n->rank == 0)
-		return t;
-	return arena_printf(b->a, "%s%s", t, ir_shape_str(b->a, b->g, n->rank, n->shape));
+	return type_in(b->a, b->g, fz_dtype_name(irb_value_dtype(b, id)), n->rank, n->shape);
 }
 
 static const char *dim_str(Builder *b, Dim d)
 {
-	StrBuf sb;
-	sb_init(&sb, b->a);
-	put_dim(&sb, b->g, d);
-	return sb_str(&sb);
+	size_t n = put_dim(NULL, 0, 0, b->g, d);
+	char *buf = arena_alloc(b->a, n + 1);
+	put_dim(buf, n + 1, 0, b->g, d);
+	return buf;
 }
 
 /* Whether x and y broadcast; if not, a diagnostic naming the first

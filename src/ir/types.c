@@ -1,6 +1,6 @@
 /*
- * types.c: the type rules, one per op class (ops.def), and the conversions
- * that make promotions explicit.
+ * types.c: the type rules (one per TypeRule, which each op of ops.def
+ * names) and the conversions that make promotions explicit.
  *
  * Promotion is PyTorch's: strong dtypes (inputs, and values computed from
  * them) promote by the table bool < i32 < i64 < {f16, bf16} < f32 < f64,
@@ -11,12 +11,13 @@
  * operand at all the operation itself stays weak and is folded in f64 or
  * i64, as Python computes with its scalars.
  *
- * A rule answers two dtypes: the operand dtype every value operand is
- * converted to (irb_convert inserts the OP_CAST, marked NF_IMPLICIT, or
- * re-types a weak constant in place, keeping its value), and the result
- * dtype. Reductions and the float builtins are the ops where they differ
- * from the promotion; docs/language.md lists the rules as the user sees
- * them.
+ * Each op names its rule in ops.def (TypeRule, ir.h). A rule answers two
+ * dtypes: the operand dtype every value operand is converted to (irb_convert
+ * inserts the OP_CAST, marked NF_IMPLICIT, or re-types a weak constant in
+ * place, keeping its value; the node keeps it as Node.operand), and the
+ * result dtype. Reductions and the float builtins are the ops where they
+ * differ from the promotion; docs/language.md lists the rules as the user
+ * sees them.
  */
 #include "ir/build.h"
 
@@ -62,18 +63,14 @@ static fz_dtype promote(Builder *b, int n, const NodeId *args, bool *all_weak)
  * constants) computes in the default dtype of its weak operands. */
 static fz_dtype weak_default(fz_dtype t) { return t == FZ_F64 ? FZ_F32 : t == FZ_I64 ? FZ_I32 : t; }
 
-static bool is_numeric_op(Op op)
-{
-	return op == OP_NEG || op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV || op == OP_MOD ||
-	       op == OP_POW;
-}
-
+/* TY_NUM and TY_ORDER: promoted together; two bools are an error for
+ * arithmetic (TY_NUM), fine for minimum, maximum and clamp. */
 static bool arith_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
 {
 	int n = ir_ops[op].arity;
 	bool all_weak;
 	fz_dtype t = promote(b, n, args, &all_weak);
-	if (t == FZ_BOOL && is_numeric_op(op)) {
+	if (t == FZ_BOOL && ir_ops[op].type == TY_NUM) {
 		if (n == 1)
 			return diag_error(b->d, b->a, at, "%s needs a number, got bool (cast with i32(...) first)", what);
 		return diag_error(b->d, b->a, at, "%s needs numbers, got bool and bool (cast with i32(...) first)",
@@ -84,7 +81,7 @@ static bool arith_type(Builder *b, Op op, const NodeId *args, Span at, const cha
 	return true;
 }
 
-static bool compare_type(Builder *b, Op op, const NodeId *args, OpType *out)
+static bool compare_type(Builder *b, const NodeId *args, OpType *out)
 {
 	bool all_weak;
 	out->operand = promote(b, 2, args, &all_weak);
@@ -95,7 +92,7 @@ static bool compare_type(Builder *b, Op op, const NodeId *args, OpType *out)
 
 static bool logic_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
 {
-	if (op == OP_NOT) {
+	if (ir_ops[op].arity == 1) {
 		if (irb_value_dtype(b, args[0]) != FZ_BOOL)
 			return diag_error(b->d, b->a, at, "%s needs a bool operand, got %s", what, dname(b, args[0]));
 	} else if (irb_value_dtype(b, args[0]) != FZ_BOOL || irb_value_dtype(b, args[1]) != FZ_BOOL) {
@@ -118,25 +115,46 @@ static bool select_type(Builder *b, const NodeId *args, Span at, const char *wha
 	return true;
 }
 
-/* Float builtins compute in a float type: integers and bools go to f32
- * (weak ones to f64, to be folded), except that abs keeps integers. */
-static bool math_type(Builder *b, Op op, const NodeId *args, OpType *out)
+/* TY_FLOAT, TY_ABS, TY_PRED: the operands promoted together, then computed
+ * in a float type: integers and bools go to f32 (weak ones to f64, to be
+ * folded), except that abs keeps integers. A predicate gives bool. */
+static bool float_type(Builder *b, Op op, const NodeId *args, OpType *out)
 {
-	fz_dtype d = (fz_dtype)irb_node(b, args[0])->dtype;
-	bool weak = irb_is_weak(b, args[0]);
-	fz_dtype t = d;
-	if (!dtype_is_float(d) && !(op == OP_ABS && dtype_is_int(d)))
-		t = weak ? FZ_F64 : FZ_F32;
-	bool to_bool = op == OP_ISNAN || op == OP_ISINF;
+	TypeRule rule = ir_ops[op].type;
+	bool all_weak;
+	fz_dtype t = promote(b, ir_ops[op].arity, args, &all_weak);
+	if (!dtype_is_float(t) && !(rule == TY_ABS && dtype_is_int(t)))
+		t = all_weak ? FZ_F64 : FZ_F32;
 	out->operand = t;
-	out->result = to_bool ? FZ_BOOL : t;
-	out->weak = weak && !to_bool;
+	out->result = rule == TY_PRED ? FZ_BOOL : t;
+	out->weak = all_weak && rule != TY_PRED;
 	return true;
 }
 
-/* sum of integers and bools is i64 (accumulated in i64), their mean is f32
- * (f32(sum_i64) / N); everything else keeps its dtype, half types included
- * (accumulated in f32 by the interpreter and the generated code). */
+/* TY_BITS and TY_SHIFT: promoted together, and the result must be an
+ * integer (or, for & | ^ ~, a bool: logical and, or, xor, not). */
+static bool bits_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
+{
+	int n = ir_ops[op].arity;
+	bool all_weak, shift = ir_ops[op].type == TY_SHIFT;
+	fz_dtype t = promote(b, n, args, &all_weak);
+	if (dtype_is_float(t) || (shift && t == FZ_BOOL)) {
+		const char *want = shift ? "integer" : "integer or bool";
+		const char *hint = t == FZ_BOOL ? " (cast with i32(...) first)" : "";
+		if (n == 1)
+			return diag_error(b->d, b->a, at, "%s needs an %s operand, got %s%s", what, want, dname(b, args[0]), hint);
+		return diag_error(b->d, b->a, at, "%s needs %s operands, got %s and %s%s", what, want, dname(b, args[0]),
+		                  dname(b, args[1]), hint);
+	}
+	out->operand = out->result = t;
+	out->weak = all_weak;
+	return true;
+}
+
+/* Reductions: sum of integers and bools is i64 (accumulated in i64), their
+ * mean is f32 (f32(sum_i64) / N); everything else keeps its dtype, half
+ * types included (accumulated in f32 by the interpreter and the generated
+ * code). */
 static bool reduce_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
 {
 	const Node *x = irb_node(b, args[0]);
@@ -144,27 +162,34 @@ static bool reduce_type(Builder *b, Op op, const NodeId *args, Span at, const ch
 		return diag_error(b->d, b->a, at, "%s reduces the last axis of a tensor, got the scalar %s", what,
 		                  dname(b, args[0]));
 	fz_dtype d = (fz_dtype)x->dtype;
-	bool integral = !dtype_is_float(d);
+	TypeRule rule = ir_ops[op].type;
 	out->operand = out->result = d;
 	out->weak = false;
-	if (integral && (op == OP_SUM || op == OP_MEAN)) {
+	if (!dtype_is_float(d) && rule != TY_EXTREMUM) {
 		out->operand = FZ_I64;
-		out->result = op == OP_SUM ? FZ_I64 : FZ_F32;
+		out->result = rule == TY_SUM ? FZ_I64 : FZ_F32;
 	}
 	return true;
 }
 
 bool irb_type(Builder *b, Op op, const NodeId *args, Span at, const char *what, OpType *out)
 {
-	switch (ir_ops[op].cls) {
-	case OC_ARITH: return arith_type(b, op, args, at, what, out);
-	case OC_COMPARE: return compare_type(b, op, args, out);
-	case OC_LOGIC: return logic_type(b, op, args, at, what, out);
-	case OC_SELECT: return select_type(b, args, at, what, out);
-	case OC_MATH: return math_type(b, op, args, out);
-	case OC_REDUCE: return reduce_type(b, op, args, at, what, out);
-	case OC_LEAF:
-	case OC_CAST: break;
+	switch (ir_ops[op].type) {
+	case TY_NUM:
+	case TY_ORDER: return arith_type(b, op, args, at, what, out);
+	case TY_COMPARE: return compare_type(b, args, out);
+	case TY_LOGIC: return logic_type(b, op, args, at, what, out);
+	case TY_SELECT: return select_type(b, args, at, what, out);
+	case TY_FLOAT:
+	case TY_ABS:
+	case TY_PRED: return float_type(b, op, args, out);
+	case TY_BITS:
+	case TY_SHIFT: return bits_type(b, op, args, at, what, out);
+	case TY_SUM:
+	case TY_MEAN:
+	case TY_EXTREMUM: return reduce_type(b, op, args, at, what, out);
+	case TY_NONE:
+	case TY_CAST: break;
 	}
 	return diag_error(b->d, b->a, at, "internal error: no type rule for '%s'", ir_ops[op].name);
 }

@@ -171,6 +171,38 @@ static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4);
 static inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
 static inline long long __double_as_longlong(double f) { long long u; memcpy(&u, &f, 8); return u; }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+/* CUDA overloads its math functions for float in the global namespace, so
+ * exp(x) of a float is expf; here the same, from <cmath>. */
+using std::acos;
+using std::asin;
+using std::atan;
+using std::atan2;
+using std::ceil;
+using std::cos;
+using std::cosh;
+using std::erf;
+using std::exp;
+using std::exp2;
+using std::expm1;
+using std::fabs;
+using std::floor;
+using std::fmax;
+using std::fmod;
+using std::hypot;
+using std::isfinite;
+using std::isinf;
+using std::isnan;
+using std::log;
+using std::log1p;
+using std::log2;
+using std::pow;
+using std::rint;
+using std::sin;
+using std::sinh;
+using std::sqrt;
+using std::tan;
+using std::tanh;
+using std::trunc;
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 
 /* cvt.rzi: truncate, saturate, NaN -> 0 */

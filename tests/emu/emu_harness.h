@@ -299,6 +299,8 @@ typedef struct Run {
 	Sched sched;
 	bool misalign, nans;
 	const ProgenInfo *pg;   /* a random program: its inputs and tolerances */
+	const Tensor *given;    /* the inputs, instead of random ones */
+	bool exact;             /* every output bit for bit (NaN matching any NaN) */
 	char what[512];
 } Run;
 
@@ -307,6 +309,21 @@ static void *xmalloc(size_t n)
 	void *p = calloc(1, n ? n : 1);
 	ck_assert_ptr_nonnull(p);
 	return p;
+}
+
+/* got and want, element by element, bit for bit (any NaN matches any NaN:
+ * PyTorch makes no promise on payloads either). */
+static void assert_same_bits(const Tensor *got, const Tensor *want, const char *what, const char *name, const char *src)
+{
+	size_t es = fz_dtype_size(want->dtype);
+	for (int64_t e = 0; e < tensor_numel(want); e++) {
+		const char *a = (const char *)got->data + (size_t)e * es, *b = (const char *)want->data + (size_t)e * es;
+		double ga = tensor_get(got, e), wb = tensor_get(want, e);
+		if (memcmp(a, b, es) == 0 || (dtype_is_float(want->dtype) && isnan(ga) && isnan(wb)))
+			continue;
+		ck_abort_msg("%s: output %s: element %lld is %.17g on the emulator, %.17g in the interpreter (source: %s)",
+		             what, name, (long long)e, ga, wb, src);
+	}
 }
 
 /* The buffers of a run: where kernels read each node (`slot`), where
@@ -466,6 +483,10 @@ static void compare_outputs(Run *run, const Tensor *want, Bufs *b)
 			continue; /* the runtime copies it */
 		Tensor got = want[i];
 		got.data = b->outp[i];
+		if (run->exact) {
+			assert_same_bits(&got, &want[i], run->what, g->outputs[i].name, run->m->path);
+			continue;
+		}
 		if (run->pg) {
 			char msg[512];
 			ck_assert_msg(progen_compare_tol(&got, &want[i], &run->pg->outputs[i].tol, msg, sizeof msg),
@@ -491,7 +512,12 @@ static fz_status make_inputs(Run *run, Tensor *in, Tensor *want)
 {
 	const Graph *g = &run->c->graph;
 	char err[512];
-	for (int i = 0; i < g->ninputs && !run->pg; i++) {
+	for (int i = 0; i < g->ninputs && run->given; i++) {
+		in[i] = run->given[i];
+		ck_assert(tensor_alloc(&in[i]));
+		memcpy(in[i].data, run->given[i].data, tensor_nbytes(&in[i]));
+	}
+	for (int i = 0; i < g->ninputs && !run->pg && !run->given; i++) {
 		const Node *n = &g->nodes[g->inputs[i].node];
 		in[i].dtype = (fz_dtype)n->dtype;
 		in[i].rank = n->rank;

@@ -135,9 +135,13 @@ __device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long 
 			o[u] = i0 + u < n ? fz_in(p[off(i0 + u)]) : C(0);
 	}
 }
-// Math ops: CUDA's accurate functions (no fast-math intrinsics).
-__device__ __forceinline__ float fz_relu(float x) { return x > 0.0f ? x : x != x ? x : 0.0f; }
-__device__ __forceinline__ double fz_relu(double x) { return x > 0.0 ? x : x != x ? x : 0.0; }
+// The ops that need their own function (their text is fusec's ir/sem.def,
+// which the CPU reference runs too). Integers wrap; division never traps.
+__device__ __forceinline__ float fz_relu(float x)
+{
+	typedef float T;
+	return x > (T)0 || isnan(x) ? x : (T)0;
+}
 
 // ---- kernel cg_pointwise_k0: pointwise over [B, N], 8 elements a chunk
 // cg_pointwise_k0_pw: a grid-stride loop over the chunks, vector accesses where aligned

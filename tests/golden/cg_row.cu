@@ -285,9 +285,13 @@ template <class Op, class T> __device__ __noinline__ T fz_gather(T a, const unsi
 	}
 	return a;
 }
-// Math ops: CUDA's accurate functions (no fast-math intrinsics).
-__device__ __forceinline__ float fz_rsqrt(float x) { return 1.0f / sqrtf(x); }
-__device__ __forceinline__ double fz_rsqrt(double x) { return 1.0 / sqrt(x); }
+// The ops that need their own function (their text is fusec's ir/sem.def,
+// which the CPU reference runs too). Integers wrap; division never traps.
+__device__ __forceinline__ float fz_rsqrt(float x)
+{
+	typedef float T;
+	return (T)1 / sqrt(x);
+}
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_reg4: each row in registers, 4 chunks of 4 elements a thread

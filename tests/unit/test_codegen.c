@@ -315,14 +315,22 @@ START_TEST(prelude_pieces)
 {
 	Compilation *c = compile_mode("in x: f32[N]\nout y = x * 2\n", true);
 	ck_assert_ptr_null(strstr(c->module.source, "fz_reduce"));
-	ck_assert_ptr_null(strstr(c->module.source, "fz_exp("));
+	ck_assert_ptr_null(strstr(c->module.source, "fz_sigmoid("));
 	ck_assert_ptr_null(strstr(c->module.source, "fz_div("));
 	pipe_free(c);
-	c = compile_mode("in x: i32[N]\nin y: i32[N]\nout q = x / y\nout e = exp(x)\n", true);
-	ck_assert_ptr_nonnull(strstr(c->module.source, "int fz_div(int a, int b)"));
-	ck_assert_ptr_nonnull(strstr(c->module.source, "float fz_exp(float x)"));
+	/* an op whose text names its types gets a helper, for the kinds used
+	 * only; one over its operands alone is written in place */
+	c = compile_mode("in x: i32[N]\nin y: i32[N]\nout q = x / y\nout e = exp(x)\nout s = sigmoid(x)\n", true);
+	ck_assert_ptr_nonnull(strstr(c->module.source, "int fz_div(int x, int y)\n{\n\ttypedef int T;\n"
+	                                               "\ttypedef unsigned U;\n"));
+	ck_assert_ptr_null(strstr(c->module.source, "long long fz_div("));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "float fz_sigmoid(float x)"));
+	ck_assert_ptr_null(strstr(c->module.source, "double fz_sigmoid("));
+	ck_assert_ptr_null(strstr(c->module.source, "fz_exp"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "= (float)l"));
-	ck_assert_ptr_nonnull(strstr(c->module.source, "= fz_exp(t"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "= exp(t"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "= fz_sigmoid(t"));
+	assert_nvrtc_clean(c, 80, "prelude_pieces");
 	pipe_free(c);
 }
 END_TEST

@@ -21,6 +21,7 @@
  * passes with a note.
  */
 #include "emu/emu_harness.h"
+#include "ir/eval.h"
 
 /* Compile `src` (fused and per-op) and run it for each size set under every
  * schedule; sizes: `ndims` values for each of `nsets` sets. */
@@ -252,6 +253,132 @@ START_TEST(plan_bounds)
 }
 END_TEST
 
+/* ---- special values, bit for bit ------------------------------------------------------------ */
+
+/* The generated code and the interpreter run the same texts (ir/sem.def)
+ * and, here, the same libm: on NaN, infinities, signed zeros, denormals,
+ * overflow and the ends of each op's domain they must agree bit for bit, in
+ * every float dtype, fused and per op. Binary ops see every pair. */
+static const double fvals[] = {
+	NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.9, -0.9, 2.0, -3.0, 3.0, 6.0, -6.0, 20.0,
+	20.5, -20.0, 88.8, -104.0, 710.0, 1e-40, -1e-40, 1e-310, 3.4028234663852886e38, -3.4028234663852886e38, 1e30,
+	65504.0, 7.5e-5,
+};
+static const int64_t ivals[] = {0, 1, -1, 5, -8, 7, 31, 32, 33, 63, 64, 100, -100, INT32_MAX, INT32_MIN,
+                                INT64_MAX, INT64_MIN};
+enum { NF = sizeof fvals / sizeof fvals[0], NI = sizeof ivals / sizeof ivals[0] };
+
+static const char *const float_unary[] = {
+	"tan", "atan", "asin", "acos", "sinh", "cosh", "reciprocal", "sign", "trunc", "softplus", "mish", "hardswish",
+	"hardsigmoid", "elu", "isfinite", "isnan", "isinf", "abs", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+	"sin", "tanh", "erf", "sigmoid", "relu", "silu", "gelu", "gelu_tanh", "floor", "ceil", "round",
+};
+static const char *const float_binary[] = {"atan2", "hypot", "logaddexp", "leaky_relu", "minimum", "maximum", "pow"};
+static const char *const int_binary[] = {"&", "|", "^", "<<", ">>", "+", "-", "*", "/", "%"};
+
+/* Inputs a (and b) of dtype t: every value, or every pair of them. */
+static void special_inputs(fz_dtype t, bool pairs, Tensor *in)
+{
+	bool fl = dtype_is_float(t);
+	int64_t k = fl ? NF : NI, n = pairs ? k * k : k;
+	for (int j = 0; j < (pairs ? 2 : 1); j++) {
+		in[j] = (Tensor){.dtype = t, .rank = 1, .shape = {n}};
+		ck_assert(tensor_alloc(&in[j]));
+		for (int64_t e = 0; e < n; e++) {
+			int64_t v = pairs ? (j ? e % k : e / k) : e;
+			Scalar s;
+			if (fl)
+				s.f = fvals[v];
+			else
+				s.i = t == FZ_BOOL ? ivals[v] & 1 : ivals[v];
+			eval_store(t, in[j].data, e, s);
+		}
+	}
+}
+
+static void check_exact(const char *name, const char *src, const Tensor *in, int64_t n)
+{
+	if (!have_cxx)
+		return;
+	for (int fused = 1; fused >= 0; fused--) {
+		PipeOptions opt = pipe_default_options();
+		opt.fuse = fused;
+		Compilation *c = pipe_new(name, src, strlen(src), &opt);
+		ck_assert_ptr_nonnull(c);
+		ck_assert_msg(pipe_run(c) == FZ_OK, "%s: %s", name, c->diag_text ? c->diag_text : "?");
+		EmuModule m;
+		emu_build(c, &m);
+		int64_t dims[1] = {n};
+		Run run = {.c = c, .m = &m, .dims = dims, .sched = SCHED_AUTO, .given = in, .exact = true};
+		snprintf(run.what, sizeof run.what, "%s (%s)", name, fused ? "fused" : "per-op");
+		run_plan(&run);
+		emu_free(&m);
+		pipe_free(c);
+	}
+}
+
+/* Loop index: a float dtype (f32, f64, f16, bf16), one-argument ops, then
+ * two-argument ones. */
+START_TEST(special_values_float)
+{
+	static const fz_dtype ts[] = {FZ_F32, FZ_F64, FZ_F16, FZ_BF16};
+	fz_dtype t = ts[_i / 2];
+	bool pairs = _i % 2;
+	const char *d = fz_dtype_name(t);
+	char src[4096];
+	size_t len = (size_t)snprintf(src, sizeof src, "in a: %s[N]\n%s", d, pairs ? "" : "");
+	if (pairs) {
+		len += (size_t)snprintf(src + len, sizeof src - len, "in b: %s[N]\n", d);
+		for (size_t k = 0; k < sizeof float_binary / sizeof float_binary[0]; k++)
+			len += (size_t)snprintf(src + len, sizeof src - len, "out y%zu = %s(a, b)\n", k, float_binary[k]);
+	} else {
+		for (size_t k = 0; k < sizeof float_unary / sizeof float_unary[0]; k++)
+			len += (size_t)snprintf(src + len, sizeof src - len, "out y%zu = %s(a)\n", k, float_unary[k]);
+	}
+	Tensor in[2];
+	special_inputs(t, pairs, in);
+	check_exact(pairs ? "special2" : "special1", src, in, in[0].shape[0]);
+	tensor_free(&in[0]);
+	if (pairs)
+		tensor_free(&in[1]);
+}
+END_TEST
+
+/* The bitwise operators and integer arithmetic on every pair of values
+ * (shift counts negative, within and past the width), i32 and i64; the
+ * logical ones on bools. */
+START_TEST(special_values_int)
+{
+	static const fz_dtype ts[] = {FZ_I32, FZ_I64, FZ_BOOL};
+	fz_dtype t = ts[_i];
+	char src[4096];
+	size_t len = (size_t)snprintf(src, sizeof src, "in a: %s[N]\nin b: %s[N]\nout n = ~a\n", fz_dtype_name(t),
+	                              fz_dtype_name(t));
+	for (size_t k = 0; k < sizeof int_binary / sizeof int_binary[0]; k++) {
+		bool logical = int_binary[k][0] == '&' || int_binary[k][0] == '|' || int_binary[k][0] == '^';
+		if (t != FZ_BOOL || logical)
+			len += (size_t)snprintf(src + len, sizeof src - len, "out y%zu = a %s b\n", k, int_binary[k]);
+	}
+	Tensor in[2];
+	if (t == FZ_I32) { /* ivals that fit */
+		special_inputs(FZ_I64, true, in);
+		for (int j = 0; j < 2; j++) {
+			Tensor w = {.dtype = FZ_I32, .rank = 1, .shape = {in[j].shape[0]}};
+			ck_assert(tensor_alloc(&w));
+			for (int64_t e = 0; e < tensor_numel(&w); e++)
+				eval_store(FZ_I32, w.data, e, eval_load(FZ_I64, in[j].data, e));
+			tensor_free(&in[j]);
+			in[j] = w;
+		}
+	} else {
+		special_inputs(t, true, in);
+	}
+	check_exact("special_int", src, in, in[0].shape[0]);
+	tensor_free(&in[0]);
+	tensor_free(&in[1]);
+}
+END_TEST
+
 static Suite *emu_suite(void)
 {
 	Suite *s = suite_create("codegen_emu");
@@ -268,6 +395,11 @@ static Suite *emu_suite(void)
 	t = tcase_create("bounds");
 	tcase_set_timeout(t, 600);
 	tcase_add_test(t, plan_bounds);
+	suite_add_tcase(s, t);
+	t = tcase_create("special_values");
+	tcase_set_timeout(t, 300);
+	tcase_add_loop_test(t, special_values_float, 0, 8);
+	tcase_add_loop_test(t, special_values_int, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }

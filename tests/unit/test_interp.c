@@ -40,6 +40,8 @@ static NodeId g_node(Graph *g, Op op, fz_dtype t, int rank, const Dim *shape, No
 	n.args[0] = a0;
 	n.args[1] = a1;
 	n.args[2] = a2;
+	/* what the IR's node constructor records: its value operands' dtype */
+	n.operand = (uint8_t)(a0 < 0 ? t : g->nodes[op == OP_WHERE ? a1 : a0].dtype);
 	if (rank)
 		memcpy(n.shape, shape, sizeof(Dim) * (size_t)rank);
 	n.span = (Span){0, 1, 3, 9};

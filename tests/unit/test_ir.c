@@ -760,14 +760,19 @@ static void check_invariants(const Graph *g, const char *file)
 			break;
 		case OC_CAST: ok = a0 != t || dtype_is_half(t); break;
 		case OC_MATH:
-			ok = (n->op == OP_ISNAN || n->op == OP_ISINF) ? t == FZ_BOOL && dtype_is_float(a0)
-			                                             : a0 == t && (dtype_is_float(t) || n->op == OP_ABS);
+			for (int k = 0; k < arity; k++)
+				ok = ok && g->nodes[n->args[k]].dtype == a0;
+			ok = ok && (ir_ops[n->op].type == TY_PRED ? t == FZ_BOOL && dtype_is_float(a0)
+			                                          : a0 == t && (dtype_is_float(t) || ir_ops[n->op].type == TY_ABS));
 			break;
 		case OC_REDUCE:
 			ok = a0 == t || (n->op == OP_MEAN && a0 == FZ_I64 && t == FZ_F32);
 			ok = ok && n->rank == g->nodes[n->args[0]].rank && n->shape[n->rank - 1] == 1;
 			break;
 		}
+		/* the node records its value operands' dtype */
+		if (arity > 0)
+			ok = ok && n->operand == g->nodes[n->args[ir_ops[n->op].cls == OC_SELECT ? 1 : 0]].dtype;
 		ck_assert_msg(ok, "%s: %%%d (%s) breaks its class's dtype rule", file, id, ir_ops[n->op].name);
 	}
 }

@@ -72,12 +72,17 @@ static Token one_token(const char *text)
 
 START_TEST(test_punctuation_and_operators)
 {
-	LEX_EQ("()[],:;=?||&&==!=<<=>>=+-*/%!",
+	LEX_EQ("()[],:;=?||&&==!=< <=> >=+-*/%!",
 	       "1:1 LPAREN '('\n1:2 RPAREN ')'\n1:3 LBRACKET '['\n1:4 RBRACKET ']'\n1:5 COMMA ','\n"
 	       "1:6 COLON ':'\n1:7 SEMI ';'\n1:8 ASSIGN '='\n1:9 QUESTION '?'\n1:10 OROR '||'\n"
-	       "1:12 ANDAND '&&'\n1:14 EQ '=='\n1:16 NE '!='\n1:18 LT '<'\n1:19 LE '<='\n1:21 GT '>'\n"
-	       "1:22 GE '>='\n1:24 PLUS '+'\n1:25 MINUS '-'\n1:26 STAR '*'\n1:27 SLASH '/'\n"
-	       "1:28 PERCENT '%'\n1:29 BANG '!'\n1:30 EOF ''\n");
+	       "1:12 ANDAND '&&'\n1:14 EQ '=='\n1:16 NE '!='\n1:18 LT '<'\n1:20 LE '<='\n1:22 GT '>'\n"
+	       "1:24 GE '>='\n1:26 PLUS '+'\n1:27 MINUS '-'\n1:28 STAR '*'\n1:29 SLASH '/'\n"
+	       "1:30 PERCENT '%'\n1:31 BANG '!'\n1:32 EOF ''\n");
+	/* version 1.1: the bitwise operators; the longest match wins (<<= is << =) */
+	LEX_EQ("&|^~<<>><<=>>=&&&",
+	       "1:1 AMP '&'\n1:2 PIPE '|'\n1:3 CARET '^'\n1:4 TILDE '~'\n1:5 SHL '<<'\n1:7 SHR '>>'\n"
+	       "1:9 SHL '<<'\n1:11 ASSIGN '='\n1:12 SHR '>>'\n1:14 ASSIGN '='\n1:15 ANDAND '&&'\n1:17 AMP '&'\n"
+	       "1:18 EOF ''\n");
 	/* longest match: "===" is "==" then "=", "!==" is "!=" then "=" */
 	LEX_EQ("=== !==", "1:1 EQ '=='\n1:3 ASSIGN '='\n1:5 NE '!='\n1:7 ASSIGN '='\n1:8 EOF ''\n");
 }
@@ -246,11 +251,10 @@ START_TEST(test_unexpected_characters)
 	LEX_ERR("y = x @ 2", "test.fz:1:7: error: unexpected character '@'\ny = x @ 2\n      ^\n");
 	LEX_ERR("a\n  $", "test.fz:2:3: error: unexpected character '$'\n  $\n  ^\n");
 	LEX_ERR("x = a . b", "test.fz:1:7: error: unexpected character '.'\nx = a . b\n      ^\n");
-	LEX_ERR("x = a & b", "test.fz:1:7: error: unexpected character '&' (did you mean '&&'?)\nx = a & b\n      ^\n");
-	LEX_ERR("x = a | b", "test.fz:1:7: error: unexpected character '|' (did you mean '||'?)\nx = a | b\n      ^\n");
+	LEX_ERR("x = a ` b", "test.fz:1:7: error: unexpected character '`'\nx = a ` b\n      ^\n");
 	LEX_ERR("x = 'a'", "test.fz:1:5: error: unexpected character \"'\"\nx = 'a'\n    ^\n");
 	LEX_ERR("x = \"a\"", "test.fz:1:5: error: unexpected character '\"'\nx = \"a\"\n    ^\n");
-	LEX_ERR("x = a ^ b", "test.fz:1:7: error: unexpected character '^'\nx = a ^ b\n      ^\n");
+	LEX_ERR("x = a \\ b", "test.fz:1:7: error: unexpected character '\\'\nx = a \\ b\n      ^\n");
 }
 END_TEST
 

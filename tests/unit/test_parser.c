@@ -34,7 +34,7 @@ static void put_sexpr(StrBuf *sb, const Ast *n)
 	case AST_INT: sb_printf(sb, "%llu", (unsigned long long)n->ival); return;
 	case AST_FLOAT: sb_printf(sb, "%g", n->fval); return;
 	case AST_NAME: sb_printf(sb, "%.*s", n->name_len, n->name); return;
-	case AST_UNARY: sb_puts(sb, n->op == TK_MINUS ? "(neg " : "(not "); break;
+	case AST_UNARY: sb_puts(sb, n->op == TK_MINUS ? "(neg " : n->op == TK_BANG ? "(not " : "(bitnot "); break;
 	case AST_BINARY: sb_printf(sb, "(%s ", fe_token_name(n->op)); break;
 	case AST_COND: sb_puts(sb, "(? "); break;
 	case AST_CALL: sb_printf(sb, "(%.*s", n->name_len, n->name); break;
@@ -283,6 +283,12 @@ START_TEST(test_unary)
 	ck_assert_str_eq(tree("a--b"), "('-' a (neg b))");
 	ck_assert_str_eq(tree("a * -b"), "('*' a (neg b))");
 	ck_assert_str_eq(tree("!a && !b"), "('&&' (not a) (not b))");
+	ck_assert_str_eq(tree("~x"), "(bitnot x)");
+	ck_assert_str_eq(tree("~-~x"), "(bitnot (neg (bitnot x)))");
+	ck_assert_str_eq(tree("~a & ~b"), "('&' (bitnot a) (bitnot b))");
+	/* the contract's example: bitwise binds tighter than comparisons */
+	ck_assert_str_eq(tree("x & 1 == 0"), "('==' ('&' x 1) 0)");
+	ck_assert_str_eq(tree("a << 1 < b >> 2"), "('<' ('<<' a 1) ('>>' b 2))");
 }
 END_TEST
 
@@ -291,8 +297,9 @@ static const struct {
 	const char *text;
 	int level;
 } binops[] = {
-	{"||", 2}, {"&&", 3}, {"==", 4}, {"!=", 4}, {"<", 5}, {"<=", 5}, {">", 5}, {">=", 5},
-	{"+", 6},  {"-", 6},  {"*", 7},  {"/", 7},  {"%", 7},
+	{"||", 2}, {"&&", 3}, {"==", 4}, {"!=", 4}, {"<", 5},  {"<=", 5}, {">", 5}, {">=", 5},
+	{"|", 6},  {"^", 7},  {"&", 8},  {"<<", 9}, {">>", 9}, {"+", 10}, {"-", 10}, {"*", 11},
+	{"/", 11}, {"%", 11},
 };
 enum { NBINOPS = sizeof binops / sizeof binops[0] };
 
@@ -320,6 +327,9 @@ START_TEST(test_unary_binds_tighter_than_every_binary)
 		char src[64], want[128];
 		snprintf(src, sizeof src, "-a %s !b", binops[i].text);
 		snprintf(want, sizeof want, "('%s' (neg a) (not b))", binops[i].text);
+		ck_assert_str_eq(tree(src), want);
+		snprintf(src, sizeof src, "~a %s ~b", binops[i].text);
+		snprintf(want, sizeof want, "('%s' (bitnot a) (bitnot b))", binops[i].text);
 		ck_assert_str_eq(tree(src), want);
 	}
 }
