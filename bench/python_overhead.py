@@ -9,13 +9,24 @@ back-to-back calls with no synchronisation in between, as bench/run.py's
 per_call does: "host" is the time to issue a call (what the Python layer
 costs), "wall" the time per call once the GPU has finished all of them.
 
-  fusec        prog(x, ...): outputs allocated by torch, torch's current stream
-  fusec out=   prog(x, ..., out=y): into a preallocated tensor
-  C launch     fz_run_launch_with through ctypes with prepared arrays: the
-               binding's floor (the C launch and one crossing)
-  torch.empty  allocating the outputs alone, what `fusec` adds to `out=`
-  eager        the same computation in torch ops (several kernels)
-  compiled     torch.compile of the eager function (one Triton kernel)
+  fusec          prog(x, ...): outputs allocated by torch, torch's current stream
+  fusec out=     prog(x, ..., out=y): into a preallocated tensor
+  C launch       fz_call_launch through ctypes with its arguments packed
+                 once: the binding's floor (the C launch and one crossing);
+                 the same pointers at every call, so after 256 calls the run
+                 replays a CUDA graph, as `fusec` and `fusec out=` do here
+  C, no graphs   the same on a run with graphs off: one cuLaunchKernel a call
+  ctypes call    fz_version() through the same handle: a crossing into C
+                 that does nothing
+  torch.empty    allocating an output with torch.empty(shape, dtype=, device=)
+  empty_like     ... with torch.empty_like(x)
+  empty_strided  ... with torch._C._dynamo.guards._empty_strided_cuda, what the
+                 package allocates with where it works (fusec/_gpu.py)
+  eager          the same computation in torch ops (several kernels)
+  compiled       torch.compile of the eager function (one Triton kernel)
+
+Where host and wall agree, the GPU is the bottleneck and the host time is
+the GPU's time per call, not the host's work.
 
 Each figure is the median of R repetitions of n calls (--reps, --calls).
 The call path's target is 10 µs or less per call (issue 12).
@@ -72,20 +83,20 @@ def workloads(torch):
     yield ("softmax 8x1024", "softmax.fz", [torch.randn(8, 1024, device=dev)], softmax)
 
 
-def c_launch(prog, args, out):
-    """A call of the C launch alone, with everything prepared as the package prepares it."""
+def c_launch(prog, args, out, graphs=True):
+    """A call of the C launch alone, with everything prepared as the package
+    prepares it (graphs=False: on a run of its own with graphs off)."""
     from fusec import _gpu, _lib
-    dp = prog._devices[args[0].get_device()]
-    (sig,) = [s for s in dp.sigs.values()]
-    stream = _gpu._raw_stream(dp.ordinal)
-    run, st = sig.runs.get(stream) or sig.run(stream)
-    for p in prog._tensor_pos:
-        dp.ptrs[p] = args[p].data_ptr()
-    for j, p in enumerate(prog._scalar_pos):
-        dp.scalars[j] = args[p]
-    dp.outs[0] = out.data_ptr()
-    launch, P, O, ins, outs = _lib.launch_with, dp.ptrs, dp.outs, sig.in_shapes, sig.out_shapes
-    return lambda: launch(run, st, P, ins, O, outs)
+    (sig,) = prog._signatures.values()
+    stream = _gpu._raw_stream(sig.dp.ordinal)
+    if graphs:
+        c = sig.calls.get(stream) or sig.new_call(stream)
+    else:
+        c = _gpu._Call(sig.dp, sig.in_shapes, sig.out_shapes, stream)
+        _lib.lib.fz_run_set_graph(c.run, 0)
+    packed = sig.pack(*[a.data_ptr() if hasattr(a, "data_ptr") else a for a in args], out.data_ptr())
+    launch = _lib.call_launch
+    return lambda: launch(c, packed)
 
 
 def main():
@@ -99,6 +110,7 @@ def main():
     import torch
     sys.path.insert(0, os.path.join(ROOT, "python"))
     import fusec
+    from fusec import _lib
 
     dev = torch.cuda.get_device_name(0)
     print(f"fusec {fusec.version} ({fusec.library_path}), torch {torch.__version__}, {dev}")
@@ -111,14 +123,22 @@ def main():
         got = prog(*inputs)
         err = (got.double() - ref.double()).abs().max().item()
         out = torch.empty_like(ref)
-        shape, dtype, device = tuple(ref.shape), ref.dtype, ref.device
+        shape, dtype, device, x = tuple(ref.shape), ref.dtype, ref.device, inputs[0]
+        strides, version = tuple(ref.stride()), _lib.fast.fz_version
         variants = [
             ("fusec", lambda: prog(*inputs)),
             ("fusec out=", lambda: prog(*inputs, out=out)),
             ("C launch", c_launch(prog, inputs, out)),
+            ("C, no graphs", c_launch(prog, inputs, out, graphs=False)),
+            ("ctypes call", version),
             ("torch.empty", lambda: torch.empty(shape, dtype=dtype, device=device)),
-            ("eager", lambda: eager(*inputs)),
+            ("empty_like", lambda: torch.empty_like(x)),
         ]
+        empty_strided = getattr(getattr(getattr(torch._C, "_dynamo", None), "guards", None), "_empty_strided_cuda",
+                                None)
+        if empty_strided is not None:
+            variants.append(("empty_strided", lambda: empty_strided(shape, strides, dtype)))
+        variants.append(("eager", lambda: eager(*inputs)))
         if not args.no_compile:
             torch._dynamo.reset()
             compiled = torch.compile(eager, dynamic=False)
@@ -132,7 +152,7 @@ def main():
         doc["workloads"][label] = res
         print(f"{label}: fusec {prog.kernels} kernel, max |fusec - eager| = {err:.3g}")
         for _, name, host, wall in rows[-len(variants):]:
-            print(f"  {name:12s} host {host:7.2f} µs   wall {wall:7.2f} µs")
+            print(f"  {name:14s} host {host:7.2f} µs   wall {wall:7.2f} µs")
         print()
     worst = max(r["fusec"]["host_us"] for r in doc["workloads"].values())
     print(f"fusec from Python, host time per call: {worst:.2f} µs at most (target: 10 µs or less): "

@@ -313,12 +313,29 @@ FZ_API fz_status fz_run_bind_output(fz_run *r, const char *name, void *device_pt
  * any launch) for max/min over an empty axis, FZ_ERR_DEVICE_MEMORY,
  * FZ_ERR_CUDA, FZ_ERR_NVRTC. */
 FZ_API fz_status fz_run_launch(fz_run *r);
-/* Set the stream, bind every input and output by position and launch, in one
- * call: inputs[i] is input i's device memory, or for a scalar input a double
- * (as fz_run_bind_scalar); outputs[i] is output i's device memory (NULL:
- * run-owned) with sizes in out_shapes. Dtypes are the declared ones. */
-FZ_API fz_status fz_run_launch_with(fz_run *r, void *stream, const void *const *inputs, const int64_t *in_shapes,
-                                    void *const *outputs, const int64_t *out_shapes);
+
+/* A launch by position in one call, for language bindings: what stays the
+ * same from call to call is prepared once in an fz_call (a binding keeps one
+ * per input sizes and stream), and a call passes only its pointers and
+ * scalar values, one 8-byte fz_arg each. */
+typedef struct fz_call {
+	fz_run *run;
+	void *stream;              /* as fz_run_set_stream */
+	const int64_t *in_shapes;  /* the tensor inputs' sizes, in declaration order, concatenated */
+	const int64_t *out_shapes; /* the outputs' sizes, in the order of the out statements, concatenated */
+} fz_call;
+
+typedef union fz_arg {
+	void *ptr;    /* a tensor input's or an output's device memory */
+	double value; /* a scalar input's value (converted as by fz_run_bind_scalar) */
+} fz_arg;
+
+/* Set c->stream, bind input i to args[i] (declaration order) and output j to
+ * args[ninputs + j] (NULL: run-owned memory), and launch: the checks of the
+ * calls by name, with the declared dtypes, and an output that overlaps a
+ * tensor input is refused (FZ_ERR_BINDING: a kernel may read an input after
+ * writing an output). args must be 8-byte aligned. */
+FZ_API fz_status fz_call_launch(const fz_call *c, const fz_arg *args);
 /* Wait for the run's stream (errors of kernels surface here). */
 FZ_API fz_status fz_run_synchronize(fz_run *r);
 

@@ -398,11 +398,17 @@ fz_status fz_run_bind_input(fz_run *r, const char *name, const void *device_ptr,
 {
 	if (!r)
 		return rt_fail(NULL, FZ_ERR_ARGUMENT, "fz_run_bind_input: run is NULL");
-	int i;
-	fz_status s;
-	RtInput *in = input_for(r, name, dtype, rank, shape, &i, &s);
-	if (!in)
+	int i = fz_program_find_input(r->p, name);
+	return i < 0 ? no_such(r, "input", name) : rt_bind_input_at(r, i, device_ptr, dtype, rank, shape);
+}
+
+fz_status rt_bind_input_at(fz_run *r, int i, const void *device_ptr, fz_dtype dtype, int rank, const int64_t *shape)
+{
+	const char *name = r->g->inputs[i].name;
+	fz_status s = check_decl(r, "input", name, &r->g->nodes[r->g->inputs[i].node], dtype, rank, shape);
+	if (s != FZ_OK)
 		return s;
+	RtInput *in = &r->in[i];
 	if (rank == 0)
 		return rt_fail(r->err, FZ_ERR_BINDING,
 		               "input '%s' is a scalar %s, passed by value: bind it with fz_run_bind_scalar or "
@@ -527,8 +533,12 @@ fz_status fz_run_bind_scalar(fz_run *r, const char *name, double value)
 	if (!r)
 		return rt_fail(NULL, FZ_ERR_ARGUMENT, "fz_run_bind_scalar: run is NULL");
 	int i = fz_program_find_input(r->p, name);
-	if (i < 0)
-		return no_such(r, "input", name);
+	return i < 0 ? no_such(r, "input", name) : rt_bind_scalar_at(r, i, value);
+}
+
+fz_status rt_bind_scalar_at(fz_run *r, int i, double value)
+{
+	const char *name = r->g->inputs[i].name;
 	const Node *n = &r->g->nodes[r->g->inputs[i].node];
 	char decl[512];
 	if (n->rank != 0)
@@ -550,8 +560,12 @@ fz_status fz_run_bind_output(fz_run *r, const char *name, void *device_ptr, fz_d
 	if (!r)
 		return rt_fail(NULL, FZ_ERR_ARGUMENT, "fz_run_bind_output: run is NULL");
 	int i = fz_program_find_output(r->p, name);
-	if (i < 0)
-		return no_such(r, "output", name);
+	return i < 0 ? no_such(r, "output", name) : rt_bind_output_at(r, i, device_ptr, dtype, rank, shape);
+}
+
+fz_status rt_bind_output_at(fz_run *r, int i, void *device_ptr, fz_dtype dtype, int rank, const int64_t *shape)
+{
+	const char *name = r->g->outputs[i].name;
 	RtOutput *o = &r->out[i];
 	if (!device_ptr) {
 		r->dirty |= o->user != 0;

@@ -109,6 +109,13 @@ void rt_jit_unload_all(fz_context *ctx);
 /* The program a run runs, and its error message buffer (launch.c). */
 const fz_program *rt_run_program(fz_run *r, char **err);
 
+/* fz_run_bind_input, _scalar and _output for input or output i (in range),
+ * found by position rather than by name (launch.c; call.c's positional
+ * launch). */
+fz_status rt_bind_input_at(fz_run *r, int i, const void *device_ptr, fz_dtype dtype, int rank, const int64_t *shape);
+fz_status rt_bind_scalar_at(fz_run *r, int i, double value);
+fz_status rt_bind_output_at(fz_run *r, int i, void *device_ptr, fz_dtype dtype, int rank, const int64_t *shape);
+
 /* Allow `smem` bytes of dynamic shared memory for entry e (above 48 KB a
  * function must opt in). */
 fz_status rt_allow_smem(fz_program *p, int e, unsigned smem, char *err);

@@ -75,6 +75,12 @@ class CompileOptions(ctypes.Structure):
     _fields_ = [("fuse", ctypes.c_int), ("disk_cache", ctypes.c_int)]
 
 
+class Call(ctypes.Structure):
+    """fz_call: a launch's run, stream and sizes, prepared once per signature and stream."""
+    _fields_ = [("run", ctypes.c_void_p), ("stream", ctypes.c_void_p), ("in_shapes", ctypes.POINTER(ctypes.c_int64)),
+                ("out_shapes", ctypes.POINTER(ctypes.c_int64))]
+
+
 _vp, _i64p, _int, _sz, _cp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.c_size_t, \
     ctypes.c_char_p
 
@@ -108,6 +114,7 @@ _PROTOS = {
     "fz_run_create": (_int, [_vp, _vp, ctypes.POINTER(_vp)]),
     "fz_run_destroy": (None, [_vp]),
     "fz_run_error": (_cp, [_vp]),
+    "fz_run_set_graph": (_int, [_vp, _int]),
     "fz_run_synchronize": (_int, [_vp]),
 }
 
@@ -115,12 +122,14 @@ for _name, (_res, _args) in _PROTOS.items():
     _f = getattr(lib, _name)
     _f.restype, _f.argtypes = _res, _args
 
-# The launch, through the handle that keeps the GIL. No argtypes: every
-# argument is a ctypes object already (run and stream as c_void_p made once,
-# the prepared arrays), which ctypes passes without converting (a microsecond
-# less than converting six ints, measured).
-launch_with = fast.fz_run_launch_with
-launch_with.restype = ctypes.c_int
+# The launch, through the handle that keeps the GIL, with its two arguments
+# as they come: a prepared fz_call's address (a c_void_p) and the call's
+# pointers and scalars packed into bytes (struct.pack), which ctypes passes
+# as a pointer to their storage. A ctypes call costs about 40 ns and 30 more
+# an argument (measured on a CPU of the development machines), so the six
+# arguments of a launch with arrays cost twice as much as these two.
+call_launch = fast.fz_call_launch
+call_launch.restype = ctypes.c_int
 
 
 def last_error():

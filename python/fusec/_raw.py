@@ -145,24 +145,14 @@ def call(prog, args, out):
                              f"shape {t.shape} (rank {len(t.shape)})")
         if not t.contiguous:
             raise ValueError(f"input '{spec.name}' is not contiguous: fusec reads dense row-major arrays")
-    dp = _gpu.device_program(prog, device)
-    key = ("raw",) + tuple((ins[p].shape, ins[p].dtype) for p in prog._tensor_pos)
-    sig = dp.sigs.get(key) or dp.signature(key, [ins[p].shape for p in prog._tensor_pos], device,
-                                           torch_outputs=False)
+    key = ("raw", device) + tuple((ins[p].shape, ins[p].dtype) for p in prog._tensor_pos)
+    shapes = [ins[p].shape for p in prog._tensor_pos]
+    sig = _gpu.find_signature(prog, key, lambda: _gpu.Signature(prog, _gpu.device_program(prog, device), shapes))
     outs = _outputs(prog, sig, out, device)
-    with dp.lock:
-        for p in prog._tensor_pos:
-            dp.ptrs[p] = ins[p].ptr
-        for j, p in enumerate(prog._scalar_pos):
-            dp.scalars[j] = _gpu.scalar_value(prog.inputs[p], args[p])
-        for i, o in enumerate(outs):
-            dp.outs[i] = o.ptr
-        run, st = sig.runs.get(0) or sig.run(0)
-        s = _lib.launch_with(run, st, dp.ptrs, sig.in_shapes, dp.outs, sig.out_shapes)
-        if s == 0 and any(t.bare_capsule for t in ins.values()):
-            s = _lib.lib.fz_run_synchronize(run)  # a bare capsule may free its memory once we return
-    if s:
-        _gpu._launch_error(run, s)
+    values = [ins[p].ptr if spec.shape else _gpu.scalar_value(spec, args[p]) for p, spec in enumerate(prog.inputs)]
+    c = sig.launch(0, values + [o.ptr for o in outs])
+    if any(t.bare_capsule for t in ins.values()):  # a bare capsule may free its memory once we return
+        _lib.check(_lib.lib.fz_run_synchronize(c.run), _lib.lib.fz_run_error(c.run).decode("utf-8", "replace"))
     return prog._result(outs)
 
 

@@ -83,10 +83,24 @@ bfloat16, int64, bool_ = dtype("bfloat16", np.uint16), dtype("int64", np.int64),
 _DTYPES = {np.dtype(d.np).str: d for d in (float32, float64, int32, float16, int64, bool_)}
 _DTYPES["bf16"] = bfloat16
 _stream = [0]
+_current = [0]  # the current device
+_fast_allocs = [0]
 
 
-def empty(shape, dtype=float32, device=None):
+def empty(*size, dtype=float32, device=None):
+    shape = size[0] if len(size) == 1 and isinstance(size[0], tuple) else size
     return Tensor(np.empty(shape, dtype=dtype.np), device)
+
+
+def empty_like(t):
+    return Tensor(np.empty_like(t.a), t.device)
+
+
+def _empty_strided_cuda(size, stride, dtype):  # torch's private one: on the current device
+    _fast_allocs[0] += 1
+    a = np.empty(size, dtype=dtype.np)
+    assert a.size == 0 or tuple(s // a.itemsize for s in a.strides) == tuple(stride)
+    return Tensor(a, device("cuda", _current[0]))
 
 
 def cuda_tensor(a):
@@ -94,10 +108,12 @@ def cuda_tensor(a):
 
 
 torch = types.ModuleType("torch")
-torch.Tensor, torch.empty, torch.device = Tensor, empty, device
+torch.Tensor, torch.empty, torch.empty_like, torch.device = Tensor, empty, empty_like, device
 torch.float32, torch.float64, torch.int32, torch.float16, torch.bfloat16, torch.int64, torch.bool = \
     float32, float64, int32, float16, bfloat16, int64, bool_
-torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda d: _stream[0])
+torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda d: _stream[0], _cuda_getDevice=lambda: _current[0],
+                                 _dynamo=types.SimpleNamespace(
+                                     guards=types.SimpleNamespace(_empty_strided_cuda=_empty_strided_cuda)))
 sys.modules["torch"] = torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -136,14 +152,31 @@ def check_torch_path():
     n1, s1 = launches()
     assert n1 == n0 + prog.kernels and s1 == 0, (n0, n1, s1)
     prog(x, w, n=-3)
-    assert len(prog._devices[0].sigs) == 1
+    (sig,) = prog._signatures.values()
+    assert list(prog._calls.values()) == [sig.call]  # later calls find it by their key alone
     _stream[0] = 0x5000  # a side stream: a run of its own
     prog(x, w, 1)
-    assert launches()[1] == 0x5000 and set(prog._devices[0].sigs[next(iter(prog._devices[0].sigs))].runs) == {
-        0, 0x5000}
+    assert launches()[1] == 0x5000 and set(sig.calls) == {0, 0x5000}
     _stream[0] = 0
-    # C reads a scalar's double through the pointer the package prepared: 2.5 arrives as 2.5
+    # the outputs: from torch's _empty_strided_cuda where the current device is the inputs', else y like x (its
+    # shape and dtype) from torch.empty_like and the scalar m from torch.empty
+    assert "    o0 = empty_strided((4, 3), (3, 1), dtype0) if here else empty_like(a[0])\n" in sig.source and \
+        "    o1 = empty_strided((), (), dtype1) if here else empty((), dtype=dtype1, device=device)\n" in sig.source, \
+        sig.source
+    fast = _fast_allocs[0]
+    r = prog(x, w, 7)
+    assert _fast_allocs[0] == fast + 2 and r.y.shape == (4, 3) and r.m.dtype is torch.int32
+    _current[0] = 1
+    r = prog(x, w, 7)
+    assert _fast_allocs[0] == fast + 2 and r.y.device == x.device and r.m.device == x.device
+    assert r.y.shape == (4, 3) and r.y.dtype is torch.float32 and r.m.shape == () and r.m.dtype is torch.int32
+    _current[0] = 0
+    # C reads a scalar's double as the package packed it: 2.5 arrives as 2.5
     raises(ValueError, "input 'n' is i32: 2.5 is not a value of that type", prog, x, w, 2.5)
+    raises(TypeError, "input 'n' is a scalar i32: got str (pass a Python number)", prog, x, w, "2")
+    raises(ValueError, "input 'n' is a scalar i32: got a tensor on cuda:0, whose value would need a synchronising "
+           "copy (pass a Python number)", prog, x, w, cuda_tensor(np.array(2, np.int32)))
+    # a call that differs from the signature in anything the checks look at misses its key
     raises(TypeError, "input 'w' is f32[N]: got a tensor of dtype torch.float64 (convert it with .to(torch.float32))",
            prog, x, cuda_tensor(np.ones(3)), 1)
     raises(ValueError, "input 'x' is not contiguous (shape (3, 4), strides (1, 3)): fusec reads dense row-major "
@@ -152,14 +185,69 @@ def check_torch_path():
            cuda_tensor(np.ones(5, np.float32)), 1)
     raises(ValueError, "input 'w' is on the CPU: fusec runs torch tensors on CUDA devices (move it with .cuda(), or "
            "pass NumPy arrays for the CPU reference)", prog, x, Tensor(np.ones(3, np.float32), device("cpu")), 1)
-    y, m = empty((4, 3), float32, x.device), empty((), int32, x.device)
-    r = prog(x, w, 5, out=(y, m))
-    assert r.y is y and r.m is m
-    raises(ValueError, "out= for output 'y' overlaps input 'x': a kernel may read an input after writing an output",
+    raises(TypeError, "input 'w' is the tensor f32[N]: got ndarray, among torch tensors (pass every tensor input as a "
+           "torch tensor)", prog, x, np.ones(3, np.float32), 1)
+    y, m = empty((4, 3), dtype=float32, device=x.device), empty((), dtype=int32, device=x.device)
+    for _ in range(2):  # checked, then found by key
+        r = prog(x, w, 5, out=(y, m))
+        assert r.y is y and r.m is m
+    assert (sig.key, prog._out_key((y, m))) in prog._calls
+    assert prog(x, w, 5, out=[y, m]).y is y and prog(x, w, 5, out={"m": m, "y": y}).m is m
+    raises(ValueError, "out= for output 'y' must be torch.float32 of shape (4, 3): got torch.float64 of shape (4, 3)",
+           prog, x, w, 1, out=(empty((4, 3), dtype=float64, device=x.device), m))
+    raises(ValueError, "out= for output 'y' is not contiguous", prog, x, w, 1,
+           out=(cuda_tensor(np.ones((3, 4), np.float32)).t(), m))
+    raises(TypeError, "out= must give all 2 outputs of program 'p.fz' (y, m)", prog, x, w, 1, out=y)
+    # the key of out=(x, m) is the key of out=(y, m): C finds the overlap, by address ranges
+    raises(ValueError, "output 'y' overlaps input 'x': a kernel may read an input after writing an output",
            prog, x, w, 1, out=(x, m))
+    buf = cuda_tensor(np.ones(15, np.float32))
+    row = Tensor(buf.a[:12].reshape(4, 3), x.device)
+    raises(ValueError, "output 'y' overlaps input 'w': a kernel may read an input after writing an output",
+           prog, x, Tensor(buf.a[11:14], x.device), 1, out=(row, m))  # w's first element is y's last
+    assert prog(x, Tensor(buf.a[12:], x.device), 1, out=(row, m)).y is row  # just after it
+    raises(ValueError, "output 'm' overlaps input 'w': a kernel may read an input after writing an output",
+           prog, x, w, 1, out=(y, Tensor(w.a[1:2].view(np.int32).reshape(()), x.device)))
     empty_rows = cuda_tensor(np.ones((0, 3), np.float32))
     before = launches()[0]
     assert prog(empty_rows, w, 1).y.shape == (0, 3) and launches()[0] == before + 1  # m's kernel only
+
+
+def check_signatures():
+    """Without torch's private allocation; the oldest of more than 64
+    signatures goes, with its keys; calls from several threads."""
+    import threading
+    from fusec import _gpu
+    fast, _gpu._fast = _gpu._fast, False
+    prog = fusec.compile("in x: f32[N]\nin s: f32\nout y = x * s\nout t = sum(x)\n")
+    xs = [cuda_tensor(np.ones(n, np.float32)) for n in range(1, 67)]
+    for x in xs:
+        r = prog(x, 2.0)
+        assert r.y.shape == x.shape and r.t.shape == (1,) and r.y.device == r.t.device == x.device
+    _gpu._fast = fast
+    sig = prog._signatures[prog._key([xs[-1]])]
+    assert "    o0 = empty_like(a[0])\n" in sig.source and "    o1 = empty(1, dtype=dtype1, device=device)\n" in \
+        sig.source, sig.source
+    assert len(prog._signatures) == 64 and len(prog._calls) == 64
+    assert prog._key([xs[0]]) not in prog._calls and prog._key([xs[-1]]) in prog._calls
+    assert prog(xs[0], 1.0).y.shape == (1,) and prog._key([xs[0]]) in prog._calls
+    n0, failures = launches()[0], []
+
+    def work():
+        try:
+            for x in xs[:8] * 25:
+                assert prog(x, 3.0).y.shape == x.shape
+        except Exception as e:  # reported below
+            failures.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two steps of a call
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    sys.setswitchinterval(interval)
+    assert not failures and launches()[0] == n0 + 4 * 200 * prog.kernels, failures
 
 
 def check_kernel_counts():
@@ -201,6 +289,6 @@ def check_prepare():
 
 
 if __name__ == "__main__":
-    for check in (check_torch_path, check_kernel_counts, check_without_torch, check_prepare):
+    for check in (check_torch_path, check_signatures, check_kernel_counts, check_without_torch, check_prepare):
         check()
         print("ok", check.__name__)

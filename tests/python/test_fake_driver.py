@@ -23,5 +23,5 @@ def test_device_path_on_a_stand_in_driver(tmp_path):
     r = subprocess.run([sys.executable, os.path.join(HERE, "fake_driver_check.py")], capture_output=True, text=True,
                        env=env, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.split() == ["ok", "check_torch_path", "ok", "check_kernel_counts", "ok", "check_without_torch", "ok",
-                                 "check_prepare"]
+    assert r.stdout.split() == ["ok", "check_torch_path", "ok", "check_signatures", "ok", "check_kernel_counts", "ok",
+                                "check_without_torch", "ok", "check_prepare"]

@@ -86,9 +86,8 @@ def test_runs_on_torchs_current_stream_without_synchronising(cuda):
     y2 = prog(x, 0.5)
     torch.cuda.synchronize()
     assert torch.equal(y2, torch.full_like(x, 1.5))
-    dp = prog._devices[x.get_device()]
-    (sig,) = dp.sigs.values()
-    assert set(sig.runs) == {side.cuda_stream, torch.cuda.default_stream().cuda_stream}
+    (sig,) = prog._signatures.values()
+    assert set(sig.calls) == {side.cuda_stream, torch.cuda.default_stream().cuda_stream}
 
 
 def test_out_writes_into_given_tensors(cuda):
@@ -139,14 +138,63 @@ def test_errors_of_device_tensors(cuda):
     y = torch.empty(4, 3, device="cuda")
     _raises(ValueError, "out= for output 'y' must be torch.float32 of shape (4, 3): got torch.float32 of shape (3, 4)",
             prog, x, w, 1.0, out=torch.empty(3, 4, device="cuda"))
-    _raises(ValueError, "out= for output 'y' overlaps input 'x': a kernel may read an input after writing an output",
+    _raises(ValueError, "output 'y' overlaps input 'x': a kernel may read an input after writing an output",
             prog, x, w, 1.0, out=x)
+    prog(x, w, 1.0, out=y)  # now out= of this dtype and shape takes the fast path, where C finds the overlap
+    _raises(ValueError, "output 'y' overlaps input 'x': a kernel may read an input after writing an output",
+            prog, x, w, 1.0, out=x)
+    buf = torch.ones(15, device="cuda")  # w's last element in y's first row, then w just after y
+    _raises(ValueError, "output 'y' overlaps input 'w': a kernel may read an input after writing an output",
+            prog, x, buf[11:14], 1.0, out=buf[:12].view(4, 3))
+    torch.testing.assert_close(prog(x, buf[12:], 1.0, out=buf[:12].view(4, 3)), torch.ones(4, 3, device="cuda"))
     _raises(TypeError, "out= must give all 1 output of program 'p.fz' (y)", prog, x, w, 1.0, out=[y, y])
     # a CPU 0-d tensor is a number, and a good call after errors still works
     torch.testing.assert_close(prog(x, w, torch.tensor(2.0), out=y), torch.full((4, 3), 2.0, device="cuda"))
     if torch.cuda.device_count() > 1:
         _raises(ValueError, "input 'w' is on cuda:1, but input 'x' is on cuda:0: all inputs of a call must be on one "
                 "device", prog, x, w.to("cuda:1"), 1.0)
+
+
+def test_calls_from_threads(cuda):
+    """Threads calling one program with the same signature share its run on
+    the default stream: each call binds its own pointers and launches."""
+    import sys
+    torch = cuda
+    prog = fusec.compile("in x: f32[N]\nin s: f32\nout y = x * s\n")
+    xs = [torch.full((1000,), float(i + 1), device="cuda") for i in range(4)]
+
+    def work(i):
+        outs = [(k, prog(xs[i], float(k))) for k in range(300)]
+        torch.cuda.synchronize()
+        return [k for k, y in outs if not torch.equal(y, xs[i] * k)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(work, range(4))) == [[]] * 4
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def test_outputs_from_torchs_cheapest_allocation(cuda):
+    """torch's private _empty_strided_cuda works as the package expects (on
+    a torch without it, calls fall back to torch.empty_like and torch.empty,
+    and this test says so); on another current device, outputs still go to
+    the inputs' device."""
+    torch = cuda
+    prog = fusec.compile("in x: f32[B, N]\nout y = x + 1\nout s = sum(x)\n")
+    x = torch.randn(5, 7, device="cuda")
+    r = prog(x)
+    (sig,) = prog._signatures.values()
+    assert _gpu._fast_alloc(0) is not None and "empty_strided((5, 7), (7, 1), dtype0) if here" in sig.source, \
+        sig.source
+    torch.testing.assert_close(r.y, x + 1)
+    torch.testing.assert_close(r.s, x.sum(-1, keepdim=True))
+    if torch.cuda.device_count() > 1:
+        with torch.cuda.device(1):
+            r = prog(x)
+        assert r.y.device == r.s.device == x.device
+        torch.testing.assert_close(r.y, x + 1)
 
 
 def test_each_device_of_the_tensors(cuda):
@@ -166,7 +214,7 @@ def test_one_signature_per_shape(cuda):
     for shape in [(4, 8), (4, 8), (2, 8), (4, 8), (0, 8)]:
         x = torch.randn(*shape, device="cuda")
         torch.testing.assert_close(prog(x), x - x.amax(-1, keepdim=True))
-    assert len(prog._devices[0].sigs) == 3
+    assert len(prog._signatures) == 3
 
 
 def test_cuda_array_interface_and_dlpack_inputs(cuda):

@@ -1,7 +1,7 @@
 /* The positional calls of the public API that need no GPU (runtime/program.c):
  * the explain text, shapes from input sizes with their mismatch messages,
  * and runs on the CPU reference over host buffers, checked against values
- * computed here in double precision; and fz_run_launch_with's argument
+ * computed here in double precision; and fz_call_launch's argument
  * errors. */
 #include <math.h>
 #include <stdint.h>
@@ -147,8 +147,10 @@ START_TEST(run_cpu_errors)
 	ck_assert_int_eq(fz_program_run_cpu(p, NULL, &n, (void *[]){y}), FZ_ERR_ARGUMENT);
 	ck_assert_int_eq(fz_program_run_cpu(NULL, NULL, NULL, NULL), FZ_ERR_ARGUMENT);
 	ck_assert_int_eq(fz_program_shapes(p, NULL, NULL, NULL), FZ_ERR_ARGUMENT);
-	ck_assert_int_eq(fz_run_launch_with(NULL, NULL, NULL, NULL, NULL, NULL), FZ_ERR_ARGUMENT);
-	ck_assert_str_eq(fz_last_error(), "fz_run_launch_with: run is NULL");
+	ck_assert_int_eq(fz_call_launch(NULL, NULL), FZ_ERR_ARGUMENT);
+	ck_assert_str_eq(fz_last_error(), "fz_call_launch: call is NULL");
+	ck_assert_int_eq(fz_call_launch(&(fz_call){0}, NULL), FZ_ERR_ARGUMENT);
+	ck_assert_str_eq(fz_last_error(), "fz_call_launch: the call's run is NULL");
 	fz_program_destroy(p);
 }
 END_TEST
