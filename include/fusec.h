@@ -281,9 +281,9 @@ FZ_API fz_status fz_run_set_stream(fz_run *r, void *stream);
 /* 1: replay the launches of each size as a CUDA graph, captured at the first
  * launch and again whenever a bound pointer or scalar changes (so it pays off
  * when buffers are reused); 0: launch kernel by kernel; -1 (default):
- * automatic, a graph once the same bindings have been launched 8 times in a
- * row (never while the run's stream is being captured), else kernel by
- * kernel. Results are the same either way. */
+ * automatic, a graph once the same bindings have been launched 256 times in
+ * a row (FUSEC_GRAPH_AFTER changes it; never while the run's stream is being
+ * captured), else kernel by kernel. Results are the same either way. */
 FZ_API fz_status fz_run_set_graph(fz_run *r, int enable);
 
 /* Set a symbolic dim by name. Optional: dims are bound from the inputs'
