@@ -13,6 +13,12 @@
  * of it). The innermost run needs no division and the outermost no modulo, so
  * [N] in [B, N] is `i % N` and [B, 1] in [B, N] is `i / N`. The constants
  * are computed once per thread before any loop.
+ *
+ * Pointwise kernels take the offset as the digits of i in the runs' mixed
+ * radix instead (cg_offset_lambda): one division a run boundary, which also
+ * gives i's position in the innermost run, so that a kernel can tell a chunk
+ * that stays inside one run (contiguous in the operand, or one element of
+ * it) from one that crosses a run's end.
  */
 #include "codegen/cgint.h"
 
