@@ -5,7 +5,8 @@
  * each entry contains the code of that path only:
  *
  *   path        entry            what it does
- *   POINTWISE   <kernel>_pw      elementwise: a grid-stride loop over chunks
+ *   POINTWISE   <kernel>_pw      elementwise: a chunk a thread as vectors, the rest
+ *                                element by element
  *   REG         <kernel>_reg<K>  rows held in registers, K chunks a thread
  *   ROW         <kernel>_row     a group of threads a row, the row cached in
  *                                shared memory or in the workspace
@@ -109,8 +110,7 @@ const char *cg_module_source(const CgModule *m, const bool *want, Arena *a);
 /* Why cg_launch chose a path (printed by --emit=launch). */
 typedef enum CgRule {
 	CG_RULE_EMPTY,          /* nothing to do */
-	CG_RULE_PW_LIGHT,       /* pointwise: a block per 256 chunks */
-	CG_RULE_PW_HEAVY,       /* pointwise with long math: one resident wave */
+	CG_RULE_PW,             /* pointwise: a chunk a thread, a block per 256 chunks */
 	CG_RULE_REG,            /* the row fits the register path */
 	CG_RULE_ROW_NO_REG,     /* ROW: the kernel has no register path (what it carries would not fit) */
 	CG_RULE_ROW_UNALIGNED,  /* ROW: the row length is not a positive multiple of V */

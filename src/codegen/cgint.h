@@ -53,10 +53,11 @@ struct CgKernelInfo {
 enum {
 	CGH_MINMAX = 1u << 1,  /* NaN-propagating minimum, maximum, clamp */
 	CGH_ROUND = 1u << 3,   /* rounding to f16/bf16 (explicit casts) */
-	CGH_BCAST = 1u << 4,   /* loads of broadcast operands */
+	CGH_BCAST = 1u << 4,   /* loads of broadcast operands (needs CGH_PW) */
 	CGH_ROW = 1u << 5,     /* row kernels: reductions, the row cache */
 	CGH_REG = 1u << 6,     /* rows held in registers, their prefetch */
 	CGH_SPLIT = 1u << 7,   /* split rows' exchange of partial results */
+	CGH_PW = 1u << 10,     /* pointwise kernels' vector chunks */
 };
 /* The kinds of compute type an op's text is written for (ir/sem.def). */
 typedef enum CgKind { CG_F32, CG_F64, CG_I32, CG_I64, CG_BOOL, CG_KIND_COUNT } CgKind;
@@ -185,6 +186,13 @@ const char *cg_extent(Cg *c, const Kernel *k, int lo, int hi);
  * px). */
 const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
                       CgW *w);
+/* A pointwise kernel's broadcast operand: `auto px = [=](long long i, long
+ * long &r, auto div)` giving the offset of element i of the kernel's index
+ * space in an operand with these runs, and in r the position of i in the
+ * operand's innermost run (a chunk of V elements from i stays in that run
+ * when r + V <= its extent), dividing with div; declared in w with its
+ * constants. Returns the innermost run's extent (the name of a constant). */
+const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, const char *px, CgW *w);
 /* Chunk width: 16 bytes of the narrowest per-element stream, at most 8. */
 int cg_vec_width(Cg *c, bool row);
 /* Alignment a streamed pointer of dtype t needs for chunks of vec elements. */

@@ -13,6 +13,12 @@
  * of it). The innermost run needs no division and the outermost no modulo, so
  * [N] in [B, N] is `i % N` and [B, 1] in [B, N] is `i / N`. The constants
  * are computed once per thread before any loop.
+ *
+ * Pointwise kernels take the offset as the digits of i in the runs' mixed
+ * radix instead (cg_offset_lambda): one division a run boundary, which also
+ * gives i's position in the innermost run, so that a kernel can tell a chunk
+ * that stays inside one run (contiguous in the operand, or one element of
+ * it) from one that crosses a run's end.
  */
 #include "codegen/cgint.h"
 
@@ -107,4 +113,49 @@ int cg_vec_align(int vec, fz_dtype t)
 {
 	int b = vec * (int)fz_dtype_size(t);
 	return b < 16 ? b : 16;
+}
+
+/* The digits of i in the runs' mixed radix, innermost first: digit 0 is i
+ * modulo the innermost run's extent, the outermost digit needs no modulo.
+ * One division a run boundary, up to the outermost kept run, by the caller's
+ * `div` (prelude.c: fz_div32 or fz_div64). */
+const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, const char *px, CgW *w)
+{
+	int L = -1; /* the outermost kept run */
+	for (int i = 0; i < nr; i++)
+		if (runs[i].kept)
+			L = i;
+	int Q = L == nr - 1 ? L : L + 1; /* quotients needed */
+	Q = Q < 1 ? 1 : Q;               /* q0 for r, always */
+	const char **ext = ARENA_ARRAY(c->a, const char *, nr + 1);
+	for (int i = 0; i < nr; i++) {
+		ext[i] = arena_printf(c->a, "%s_e%d", px, i);
+		if (i < Q)
+			cw_line(w, "const long long %s = %s;", ext[i], cg_extent(c, k, runs[i].lo, runs[i].hi));
+	}
+	StrBuf off;
+	sb_init(&off, c->a);
+	const char *stride = NULL; /* product of the kept extents inside run i */
+	for (int i = 0; i <= L; i++) {
+		if (!runs[i].kept)
+			continue;
+		const char *digit = i == 0 ? "r" : i == nr - 1 ? arena_printf(c->a, "q%d", i - 1)
+		                                              : arena_printf(c->a, "(q%d - q%d * %s)", i - 1, i, ext[i]);
+		if (stride) {
+			const char *s = arena_printf(c->a, "%s_s%d", px, i);
+			cw_line(w, "const long long %s = %s;", s, stride);
+			digit = arena_printf(c->a, "%s * %s", digit, s);
+		}
+		sb_printf(&off, "%s%s", off.len ? " + " : "", digit);
+		const char *e = cg_extent(c, k, runs[i].lo, runs[i].hi);
+		stride = stride ? arena_printf(c->a, "%s * %s", stride, e) : e;
+	}
+	cw_open(w, "auto %s = [=](long long i, long long &r, auto div)", px);
+	for (int i = 0; i < Q; i++)
+		cw_line(w, "const long long q%d = div(%s, %s);", i, i ? arena_printf(c->a, "q%d", i - 1) : "i", ext[i]);
+	cw_line(w, "r = i - q0 * %s;", ext[0]);
+	cw_line(w, "return %s;", off.len ? sb_str(&off) : "0LL");
+	cw_out(w);
+	cw_line(w, "};");
+	return ext[0];
 }

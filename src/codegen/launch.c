@@ -13,9 +13,8 @@
  *
  * The rules, with the measurements behind them in docs/performance.md:
  *
- * Pointwise: 256 threads a block, each taking V-element chunks in a
- * grid-stride loop: a block per 256 chunks for light kernels, no more blocks
- * than fill the device once for long math.
+ * Pointwise: a thread a chunk of V elements, 256 a block, a block per 256
+ * chunks (the kernel's element loop takes what a smaller grid leaves).
  *
  * Rows:
  *   - threads per row G: about 8 chunks a thread (as many as the register
@@ -176,24 +175,17 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 
 /* ---- the rules --------------------------------------------------------------------- */
 
-static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, const CgDevice *dev, Choice *ch)
+/* A thread a chunk, 256 a block (fewer, in whole warps, for a small launch).
+ * Measured on the H200 (docs/performance.md, "A chunk a thread"): against
+ * one resident wave of a grid-stride loop, gelu_tanh 64Mi 130.8 us instead
+ * of 144.7, adam 16Mi 114.0 instead of 123.8; two or four chunks a thread
+ * were no faster and cost registers. */
+static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, Choice *ch)
 {
 	int64_t chunks = cdiv(n, ki->vec);
 	int64_t block = chunks < 256 ? cdiv(chunks, 32) * 32 : 256;
-	int64_t tps = dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 2048;
-	int64_t resident = (int64_t)(dev->sm_count > 0 ? dev->sm_count : 1) * (tps / 256 > 0 ? tps / 256 : 1);
 	*ch = (Choice){.path = CG_PATH_POINTWISE, .G = block, .R = 1, .S = 1, .grid = cdiv(chunks, block),
-	               .rule = CG_RULE_PW_LIGHT};
-	/* Long math (gelu's tanhf): one resident wave, each thread looping
-	 * over chunks, amortises a thread's setup (H200, gelu_tanh 64Mi: 147 us
-	 * against 153 with a block a 256 chunks). Light kernels: a block per
-	 * 256 chunks, which the hardware hands out as SMs free up
-	 * (add_scale_bias_relu 64Mi: 244 us against 254). */
-	if (ki->heavy && ch->grid > resident) {
-		ch->grid = resident;
-		ch->resident = true;
-		ch->rule = CG_RULE_PW_HEAVY;
-	}
+	               .rule = CG_RULE_PW};
 }
 
 /* Split rows over S blocks each. false if not worth it. */
@@ -357,7 +349,7 @@ bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, con
 	z.chunks = cdiv(z.n, ki->vec);
 	Choice ch;
 	if (ki->kind == KERNEL_POINTWISE)
-		pointwise_rules(ki, numel, dev, &ch);
+		pointwise_rules(ki, numel, &ch);
 	else
 		row_rules(&z, &ch);
 	CgLaunch l = *out;
@@ -418,7 +410,7 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 	int V = ki->vec;
 	switch (e->path) {
 	case CG_PATH_POINTWISE:
-		return "Chosen always: a block per 256 chunks, or one resident wave for long math.";
+		return "Chosen always: a block per 256 chunks, a chunk a thread.";
 	case CG_PATH_REG:
 		return arena_printf(a, "Chosen for rows of a positive multiple of %d elements, at most %d a thread of a "
 		                       "group (%d a row), unless split.", V, e->K * V, e->K * V * ki->max_threads);

@@ -19,11 +19,7 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 	long long n = (long long)l->n, G = l->block[0];
 	switch (l->rule) {
 	case CG_RULE_EMPTY: sb_puts(sb, "nothing to do: no elements, or no rows"); return;
-	case CG_RULE_PW_LIGHT: sb_printf(sb, "light math: a block per 256 chunks of %d elements", V); return;
-	case CG_RULE_PW_HEAVY:
-		sb_puts(sb, "long math (tanh, erf, sin, cos, pow): one resident wave of a grid-stride loop, cut by the "
-		            "runtime to what the entry's registers fit");
-		return;
+	case CG_RULE_PW: sb_printf(sb, "a chunk of %d elements a thread, a block per 256 chunks", V); return;
 	case CG_RULE_REG:
 		sb_printf(sb, "%s = %lld is a multiple of %d, and %lld threads a row hold it in %d chunks of %d each", N, n, V, G,
 		          K, V);

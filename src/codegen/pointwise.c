@@ -1,21 +1,28 @@
 /*
  * pointwise.c: kernels of elementwise ops over one iteration space.
  *
- * One entry, `<kernel>_pw`: a grid-stride loop over chunks of V consecutive
+ * One entry, `<kernel>_pw`. A thread takes one chunk of V consecutive
  * elements (V fills 16 bytes of the narrowest tensor the kernel streams), so
- * that full-shape operands and outputs move as 16-byte vector accesses. The
- * kernel checks alignment itself (every streamed pointer aligned, every
- * broadcast's inner extent a multiple of V) and otherwise takes the masked
- * scalar path of the same loop, which also handles the last partial chunk:
- * one body serves every case, which keeps NVRTC's time down.
+ * that full-shape operands and outputs move as one 16-byte vector access
+ * each, with no bounds check and no scalar fallback in its code (launch.c
+ * gives a block per 256 chunks). The rest goes element by element in a
+ * grid-stride loop, before the chunk: the last n % V elements, all of them
+ * when a full-shape pointer is not aligned for vectors (and any chunks a
+ * grid too small to give each a thread leaves, so that any grid is
+ * correct). The two parts share nothing but the prologue, so the vector part
+ * keeps the registers of a kernel without a fallback: a fallback inside the
+ * chunk's loads merges its values with the vectors' and costs registers
+ * (silu(a) * b in bf16: 44 instead of 38, five blocks an SM instead of six),
+ * and registers are what limits these kernels (docs/performance.md).
  *
  * Operands, by how their shape broadcasts into the iteration space:
  *   full     the same shape: element i
- *   scalar   all axes broadcast: loaded once, before the loop
- *   bcast    anything else, e.g. [N] in [B, N] (i % N) or [B, 1] in [B, N]
- *            (i / N): element off(i), where off sums one term per run of
- *            kept axes; a chunk is contiguous or constant in it when the
- *            innermost run's extent is a multiple of V
+ *   scalar   all axes broadcast: loaded once, in the prologue
+ *   bcast    anything else, e.g. [N] in [B, N] or [B, 1] in [B, N]: element
+ *            off(i) (index.c's cg_offset_lambda), decided chunk by chunk: a
+ *            chunk within one run of the operand's innermost axes is
+ *            contiguous in it or one element (fz_ldb), so that an odd row
+ *            length never sends the whole launch to the scalar path
  * Sizes are long long kernel arguments, so one module serves every size.
  */
 #include "codegen/cgint.h"
@@ -74,14 +81,16 @@ static void emit_header(Cg *c, const Kernel *k, int vec)
 	cg_begin_entry(c, CG_PATH_POINTWISE, 0, "pw", args, k->nparams);
 	cg_entry_header(c, arena_printf(c->a, "pointwise over %s, %d elements a chunk",
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), vec),
-	                "a grid-stride loop over the chunks, vector accesses where aligned");
+	                "a chunk a thread as vectors, then the rest element by element");
 	cg_entry_signature(c, "__launch_bounds__(256)");
 	cw_begin(c->w);
+	c->helpers |= CGH_PW;
 }
 
-/* Before the loop: the element count, broadcast offsets, the vector test and
- * the scalar operands. */
-static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, int vec)
+/* Before the chunks: the element count, the scalar operands, the broadcast
+ * operands' offsets (ext[i]: the extent of operand i's innermost run) and
+ * the vector test (every full-shape pointer aligned). */
+static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, const char **ext, int vec)
 {
 	CgW *w = c->w;
 	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, 0, k->rank));
@@ -106,42 +115,43 @@ static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, int vec)
 			continue;
 		}
 		if (opd[i].kind == OPD_SCALAR)
-			continue; /* a rank-0 output: one element */
-		bool contig = true;
+			continue; /* a rank-0 output (of a rank-0 domain: one element) */
 		if (opd[i].kind == OPD_BCAST) {
 			c->helpers |= CGH_BCAST;
-			const CgRun *in = &opd[i].runs[0];
-			contig = in->kept;
 			cw_line(w, "// %s broadcasts: %s in %s", name, ir_shape_str(c->a, c->g, n->rank, n->shape),
 			          ir_shape_str(c->a, c->g, k->rank, k->domain));
-			const char *px = arena_printf(c->a, "fz_o%d", i);
-			const char *off = cg_offset(c, k, opd[i].runs, opd[i].nruns, k->rank, px, "i", w);
-			cw_line(w, "auto %s = [=](long long i) { return %s; };", px, off);
-			sb_printf(&cond, "%s(%s) %% %d == 0", cond.len ? " && " : "", cg_extent(c, k, in->lo, in->hi), vec);
+			ext[i] = cg_offset_lambda(c, k, opd[i].runs, opd[i].nruns, arena_printf(c->a, "fz_o%d", i), w);
+			continue;
 		}
-		if (contig)
-			sb_printf(&cond, "%sfz_aligned(%s, %d)", cond.len ? " && " : "", name, cg_vec_align(vec, (fz_dtype)n->dtype));
+		sb_printf(&cond, "%sfz_aligned(%s, %d)", cond.len ? " && " : "", name, cg_vec_align(vec, (fz_dtype)n->dtype));
 	}
 	cw_line(w, "const bool fz_vec = %s;", cond.len ? sb_str(&cond) : "true");
 	return true;
 }
 
-/* A chunk's loads of the streamed inputs (full or broadcast). */
-static void emit_loads(Cg *c, const Kernel *k, const PwOpd *opd, int vec)
+/* The loads of the streamed inputs: of chunk fz_c (V elements a value), or,
+ * with `one`, of element fz_i (arrays of one). */
+static void emit_loads(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext, int vec, bool one)
 {
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_IN || opd[i].kind == OPD_SCALAR || c->pin[kp->node] != i)
 			continue;
 		const Node *n = &c->g->nodes[kp->node];
-		const char *name = cg_param_name(c, i);
-		cw_line(c->w, "%s l%d[%d];", cg_compute_type((fz_dtype)n->dtype), kp->node, vec);
-		if (opd[i].kind == OPD_FULL)
-			cw_line(c->w, "fz_ld(l%d, %s, i0, fz_n, fz_vec);", kp->node, name);
-		else
-			cw_line(c->w, "fz_ldb<%s>(l%d, %s, i0, fz_n, fz_vec, fz_o%d);", opd[i].runs[0].kept ? "true" : "false",
-			        kp->node, name, i);
+		const char *name = cg_param_name(c, i), *type = cg_compute_type((fz_dtype)n->dtype);
+		bool full = opd[i].kind == OPD_FULL;
 		c->vname[kp->node] = arena_printf(c->a, "l%d[u]", kp->node);
+		if (one) {
+			const char *at = full ? "fz_i" : arena_printf(c->a, "fz_o%d(fz_i, fz_r, fz_div64())", i);
+			cw_line(c->w, "const %s l%d[1] = {fz_in(%s[%s])};", type, kp->node, name, at);
+			continue;
+		}
+		cw_line(c->w, "%s l%d[%d];", type, kp->node, vec);
+		if (full)
+			cw_line(c->w, "fz_ldv(l%d, %s, fz_c);", kp->node, name);
+		else
+			cw_line(c->w, "fz_ldb<%s>(l%d, %s, fz_c * %d, %s, fz_o%d);", opd[i].runs[0].kept ? "true" : "false",
+			        kp->node, name, vec, ext[i], i);
 	}
 }
 
@@ -175,28 +185,61 @@ static bool emit_elements(Cg *c, const Kernel *k, int vec, int32_t need, int32_t
 	return true;
 }
 
-static bool emit_body(Cg *c, const Kernel *k, PwOpd *opd, int vec, int32_t need)
+/* Loads, values and stores of one chunk of V elements (or, with one, of one
+ * element: V = 1). */
+static bool emit_part(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext, int vec, int32_t need, bool one)
 {
 	CgW *w = c->w;
-	cw_line(w, "const long long fz_step = (long long)gridDim.x * blockDim.x * %d;", vec);
-	cw_open(w, "for (long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; i0 < fz_n; i0 += fz_step)",
-	        vec);
-	emit_loads(c, k, opd, vec);
+	emit_loads(c, k, opd, ext, vec, one);
 	int32_t outs = cg_new_stamp(c);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_OUT || c->mark[kp->node] == outs)
 			continue;
 		c->mark[kp->node] = outs;
-		cw_line(w, "%s s%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, vec);
+		cw_line(w, "%s s%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, one ? 1 : vec);
 	}
-	if (!emit_elements(c, k, vec, need, outs))
+	if (!emit_elements(c, k, one ? 1 : vec, need, outs))
 		return false;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
-		if (kp->kind == PARAM_OUT)
-			cw_line(w, "fz_st(%s, i0, fz_n, fz_vec, s%d);", cg_param_name(c, i), kp->node);
+		const char *name = cg_param_name(c, i);
+		if (kp->kind == PARAM_OUT && one)
+			cw_line(w, "fz_out(%s[fz_i], s%d[0]);", name, kp->node);
+		else if (kp->kind == PARAM_OUT)
+			cw_line(w, "fz_stv(%s, fz_c, s%d);", name, kp->node);
 	}
+	return true;
+}
+
+/* The rest first, then the chunk: with nothing of the element loop left
+ * alive across the vector part, that part keeps the registers of a kernel
+ * without the loop (silu in bf16: 32 instead of 38, 8 blocks an SM instead
+ * of 6). */
+static bool emit_body(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext, int vec, int32_t need)
+{
+	CgW *w = c->w;
+	int shift = 0;
+	while ((1 << shift) < vec)
+		shift++;
+	cw_line(w, "const long long fz_nv = fz_vec ? fz_n >> %d : 0; // whole chunks of %d, as vectors", shift, vec);
+	cw_line(w, "const long long fz_c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+	cw_line(w, "const long long fz_t = (long long)gridDim.x * blockDim.x;");
+	cw_line(w, "// element by element: the last partial chunk, everything when a pointer is not aligned,");
+	cw_line(w, "// and the chunks past the grid's threads if it has too few");
+	cw_open(w, "for (long long fz_i = (fz_nv < fz_t ? fz_nv : fz_t) * %d + fz_c; fz_i < fz_n; fz_i += fz_t)", vec);
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind == PARAM_IN && opd[i].kind == OPD_BCAST && c->pin[k->params[i].node] == i) {
+			cw_line(w, "long long fz_r;");
+			break;
+		}
+	if (!emit_part(c, k, opd, ext, vec, need, true))
+		return false;
+	cw_close(w);
+	cw_line(w, "// chunk fz_c, as vectors");
+	cw_open(w, "if (fz_c < fz_nv)");
+	if (!emit_part(c, k, opd, ext, vec, need, false))
+		return false;
 	cw_close(w);
 	cw_close(w);
 	return true;
@@ -209,11 +252,10 @@ bool cg_pointwise(Cg *c)
 	c->vec = vec;
 	c->info->vec = vec;
 	c->info->max_threads = 256;
-	for (int i = 0; i < k->nnodes; i++)
-		c->info->heavy |= cg_long_math((Op)c->g->nodes[k->nodes[i]].op);
 	PwOpd *opd = ARENA_ARRAY(c->a, PwOpd, k->nparams + 1);
+	const char **ext = ARENA_ARRAY(c->a, const char *, k->nparams + 1);
 	emit_header(c, k, vec);
-	bool ok = emit_prologue(c, k, opd, vec) && emit_body(c, k, opd, vec, mark_needed(c, k));
+	bool ok = emit_prologue(c, k, opd, ext, vec) && emit_body(c, k, opd, ext, vec, mark_needed(c, k));
 	cg_end_entry(c);
 	return ok;
 }

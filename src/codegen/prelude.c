@@ -171,26 +171,66 @@ static const char pre_round[] =
 	"\treturn fz_in(h);\n"
 	"}\n";
 
-static const char pre_bcast[] =
-	"// A broadcast operand of a pointwise kernel: element i of the iteration space\n"
-	"// reads element off(i). With `vec`, the V elements of a chunk are contiguous\n"
-	"// (Contig) or all the same one.\n"
-	"template <bool Contig, class C, class S, int V, class F>\n"
-	"__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long i0, long long n, bool vec, F off)\n"
+static const char pre_pw[] =
+	"// Pointwise kernels: chunk c of p (its V elements from element c * V) as one\n"
+	"// vector access.\n"
+	"template <class C, class S, int V>\n"
+	"__device__ __forceinline__ void fz_ldv(C (&o)[V], const S *__restrict__ p, long long c)\n"
 	"{\n"
-	"\tif (vec && i0 + V <= n) {\n"
-	"\t\tif (Contig) {\n"
-	"\t\t\tfz_ld(o, p + off(i0), 0, V, true);\n"
-	"\t\t} else {\n"
-	"\t\t\tconst C v = fz_in(p[off(i0)]);\n"
+	"\tfz_vec<S, V> v = reinterpret_cast<const fz_vec<S, V> *>(p)[c];\n"
+	"\tfz_unpack(o, v);\n"
+	"}\n"
+	"template <class C, class S, int V>\n"
+	"__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const C (&o)[V])\n"
+	"{\n"
+	"\tfz_vec<S, V> v;\n"
+	"\tfz_pack(v, o);\n"
+	"\treinterpret_cast<fz_vec<S, V> *>(p)[c] = v;\n"
+	"}\n";
+
+static const char pre_bcast[] =
+	"// Quotients of indices (a >= 0, b > 0) for the offsets of broadcast operands:\n"
+	"// fz_div32 in 32 bits when both fit (a 64-bit division is a long subroutine),\n"
+	"// once a chunk; fz_div64 always in 64 bits, for the elements loaded one by one\n"
+	"// (fewer inlined divisions: NVRTC's time).\n"
+	"struct fz_div32 {\n"
+	"\t__device__ __forceinline__ long long operator()(long long a, long long b) const\n"
+	"\t{\n"
+	"\t\tconst unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;\n"
+	"\t\treturn (long long)((ua | ub) >> 32 ? ua / ub : (unsigned)ua / (unsigned)ub);\n"
+	"\t}\n"
+	"};\n"
+	"struct fz_div64 {\n"
+	"\t__device__ __forceinline__ long long operator()(long long a, long long b) const\n"
+	"\t{\n"
+	"\t\treturn (long long)((unsigned long long)a / (unsigned long long)b);\n"
+	"\t}\n"
+	"};\n"
+	"// A broadcast operand of a pointwise kernel: element i of the index space\n"
+	"// reads p[off(i, r, div)], r being the position of i in the operand's innermost\n"
+	"// run of axes (of extent e). The whole chunk from i0 stays in that run when\n"
+	"// r + V <= e: it is then contiguous in the operand (Contig) or one element of\n"
+	"// it; a chunk crossing the run's end is loaded element by element.\n"
+	"template <bool Contig, class C, class S, int V, class F>\n"
+	"__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long i0, long long e, F off)\n"
+	"{\n"
+	"\tlong long r;\n"
+	"\tconst long long o0 = off(i0, r, fz_div32());\n"
+	"\tif (r + V <= e && !Contig) {\n"
+	"\t\tconst C v = fz_in(p[o0]);\n"
 	"#pragma unroll\n"
-	"\t\t\tfor (int u = 0; u < V; u++)\n"
-	"\t\t\t\to[u] = v;\n"
-	"\t\t}\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\to[u] = v;\n"
+	"\t} else if (r + V <= e && fz_aligned(p + o0, sizeof(S) * V < 16 ? sizeof(S) * V : 16)) {\n"
+	"\t\tfz_ldv(o, p + o0, 0);\n"
+	"\t} else if (r + V <= e) {\n"
+	"#pragma unroll\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\to[u] = fz_in(p[o0 + u]);\n"
 	"\t} else {\n"
 	"#pragma unroll\n"
 	"\t\tfor (int u = 0; u < V; u++)\n"
-	"\t\t\to[u] = i0 + u < n ? fz_in(p[off(i0 + u)]) : C(0);\n"
+	"\t\t\to[u] = fz_in(p[off(i0 + u, r, fz_div64())]);\n"
 	"\t}\n"
 	"}\n";
 
@@ -482,7 +522,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		uint64_t bit;
 		const char *text;
 	} pieces[] = {
-		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_BCAST, pre_bcast},
+		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_PW, pre_pw}, {CGH_BCAST, pre_bcast},
 		{CGH_ROW, pre_row},       {CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
 	};
 	sb_puts(sb, pre_core);

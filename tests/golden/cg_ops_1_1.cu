@@ -89,6 +89,21 @@ __device__ __forceinline__ void fz_st(S *__restrict__ p, long long j0, long long
 				fz_out(p[j0 + u], o[u]);
 	}
 }
+// Pointwise kernels: chunk c of p (its V elements from element c * V) as one
+// vector access.
+template <class C, class S, int V>
+__device__ __forceinline__ void fz_ldv(C (&o)[V], const S *__restrict__ p, long long c)
+{
+	fz_vec<S, V> v = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
+	fz_unpack(o, v);
+}
+template <class C, class S, int V>
+__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const C (&o)[V])
+{
+	fz_vec<S, V> v;
+	fz_pack(v, o);
+	reinterpret_cast<fz_vec<S, V> *>(p)[c] = v;
+}
 // The ops that need their own function (their text is fusec's ir/sem.def,
 // which the CPU reference runs too). Integers wrap; division never traps.
 __device__ __forceinline__ int fz_shl(int x, int y)
@@ -118,8 +133,8 @@ __device__ __forceinline__ float fz_logaddexp(float x, float y)
 }
 
 // ---- kernel cg_ops_1_1_k0: pointwise over [N], 4 elements a chunk
-// cg_ops_1_1_k0_pw: a grid-stride loop over the chunks, vector accesses where aligned
-// Chosen always: a block per 256 chunks, or one resident wave for long math.
+// cg_ops_1_1_k0_pw: a chunk a thread as vectors, then the rest element by element
+// Chosen always: a block per 256 chunks, a chunk a thread.
 extern "C" __global__ void __launch_bounds__(256) cg_ops_1_1_k0_pw(
 	const float *__restrict__ in_x,
 	const int *__restrict__ in_k,
@@ -131,14 +146,50 @@ extern "C" __global__ void __launch_bounds__(256) cg_ops_1_1_k0_pw(
 {
 	const long long fz_n = dim_N;
 	const bool fz_vec = fz_aligned(in_x, 16) && fz_aligned(in_k, 16) && fz_aligned(in_q, 16) && fz_aligned(out_y, 16) && fz_aligned(out_z, 16) && fz_aligned(out_w, 16);
-	const long long fz_step = (long long)gridDim.x * blockDim.x * 4;
-	for (long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4; i0 < fz_n; i0 += fz_step) {
+	const long long fz_nv = fz_vec ? fz_n >> 2 : 0; // whole chunks of 4, as vectors
+	const long long fz_c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	const long long fz_t = (long long)gridDim.x * blockDim.x;
+	// element by element: the last partial chunk, everything when a pointer is not aligned,
+	// and the chunks past the grid's threads if it has too few
+	for (long long fz_i = (fz_nv < fz_t ? fz_nv : fz_t) * 4 + fz_c; fz_i < fz_n; fz_i += fz_t) {
+		const float l0[1] = {fz_in(in_x[fz_i])};
+		const int l1[1] = {fz_in(in_k[fz_i])};
+		const long long l2[1] = {fz_in(in_q[fz_i])};
+		float s11[1];
+		long long s15[1];
+		int s21[1];
+#pragma unroll
+		for (int u = 0; u < 1; u++) {
+			const float t3 = fz_hardswish(l0[u]); // hardswish(x)
+			const float t5 = atan2(l0[u], 2.0f); // atan2(x, 2.0)
+			const float t6 = t3 + t5; // hardswish(x) + atan2(x, 2.0)
+			const float t8 = fz_logaddexp(l0[u], 1.0f); // logaddexp(x, 1.0)
+			const float t9 = t6 + t8; // hardswish(x) + atan2(x, 2.0) + logaddexp(x, 1.0)
+			const float t10 = fz_sign(l0[u]); // sign(x)
+			const float t11 = t9 + t10; // hardswish(x) + atan2(x, 2.0) + logaddexp(x, 1.0) + sign(x)
+			const int t13 = fz_shl(l1[u], 3); // k << 3
+			const long long t14 = (long long)t13; // k << 3
+			const long long t15 = fz_shr(t14, l2[u]); // k << 3 >> q
+			const int t16 = ~l1[u]; // ~k
+			const int t18 = t16 & 7; // ~k & 7
+			const int t20 = l1[u] ^ 5; // k ^ 5
+			const int t21 = t18 | t20; // ~k & 7 | k ^ 5
+			s11[u] = t11;
+			s15[u] = t15;
+			s21[u] = t21;
+		}
+		fz_out(out_y[fz_i], s11[0]);
+		fz_out(out_z[fz_i], s15[0]);
+		fz_out(out_w[fz_i], s21[0]);
+	}
+	// chunk fz_c, as vectors
+	if (fz_c < fz_nv) {
 		float l0[4];
-		fz_ld(l0, in_x, i0, fz_n, fz_vec);
+		fz_ldv(l0, in_x, fz_c);
 		int l1[4];
-		fz_ld(l1, in_k, i0, fz_n, fz_vec);
+		fz_ldv(l1, in_k, fz_c);
 		long long l2[4];
-		fz_ld(l2, in_q, i0, fz_n, fz_vec);
+		fz_ldv(l2, in_q, fz_c);
 		float s11[4];
 		long long s15[4];
 		int s21[4];
@@ -162,8 +213,8 @@ extern "C" __global__ void __launch_bounds__(256) cg_ops_1_1_k0_pw(
 			s15[u] = t15;
 			s21[u] = t21;
 		}
-		fz_st(out_y, i0, fz_n, fz_vec, s11);
-		fz_st(out_z, i0, fz_n, fz_vec, s15);
-		fz_st(out_w, i0, fz_n, fz_vec, s21);
+		fz_stv(out_y, fz_c, s11);
+		fz_stv(out_z, fz_c, s15);
+		fz_stv(out_w, fz_c, s21);
 	}
 }

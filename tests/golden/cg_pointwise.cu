@@ -114,25 +114,63 @@ __device__ __forceinline__ float fz_round_bf16(float v)
 	fz_out(h, v);
 	return fz_in(h);
 }
-// A broadcast operand of a pointwise kernel: element i of the iteration space
-// reads element off(i). With `vec`, the V elements of a chunk are contiguous
-// (Contig) or all the same one.
-template <bool Contig, class C, class S, int V, class F>
-__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long i0, long long n, bool vec, F off)
+// Pointwise kernels: chunk c of p (its V elements from element c * V) as one
+// vector access.
+template <class C, class S, int V>
+__device__ __forceinline__ void fz_ldv(C (&o)[V], const S *__restrict__ p, long long c)
 {
-	if (vec && i0 + V <= n) {
-		if (Contig) {
-			fz_ld(o, p + off(i0), 0, V, true);
-		} else {
-			const C v = fz_in(p[off(i0)]);
+	fz_vec<S, V> v = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
+	fz_unpack(o, v);
+}
+template <class C, class S, int V>
+__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const C (&o)[V])
+{
+	fz_vec<S, V> v;
+	fz_pack(v, o);
+	reinterpret_cast<fz_vec<S, V> *>(p)[c] = v;
+}
+// Quotients of indices (a >= 0, b > 0) for the offsets of broadcast operands:
+// fz_div32 in 32 bits when both fit (a 64-bit division is a long subroutine),
+// once a chunk; fz_div64 always in 64 bits, for the elements loaded one by one
+// (fewer inlined divisions: NVRTC's time).
+struct fz_div32 {
+	__device__ __forceinline__ long long operator()(long long a, long long b) const
+	{
+		const unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;
+		return (long long)((ua | ub) >> 32 ? ua / ub : (unsigned)ua / (unsigned)ub);
+	}
+};
+struct fz_div64 {
+	__device__ __forceinline__ long long operator()(long long a, long long b) const
+	{
+		return (long long)((unsigned long long)a / (unsigned long long)b);
+	}
+};
+// A broadcast operand of a pointwise kernel: element i of the index space
+// reads p[off(i, r, div)], r being the position of i in the operand's innermost
+// run of axes (of extent e). The whole chunk from i0 stays in that run when
+// r + V <= e: it is then contiguous in the operand (Contig) or one element of
+// it; a chunk crossing the run's end is loaded element by element.
+template <bool Contig, class C, class S, int V, class F>
+__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long i0, long long e, F off)
+{
+	long long r;
+	const long long o0 = off(i0, r, fz_div32());
+	if (r + V <= e && !Contig) {
+		const C v = fz_in(p[o0]);
 #pragma unroll
-			for (int u = 0; u < V; u++)
-				o[u] = v;
-		}
+		for (int u = 0; u < V; u++)
+			o[u] = v;
+	} else if (r + V <= e && fz_aligned(p + o0, sizeof(S) * V < 16 ? sizeof(S) * V : 16)) {
+		fz_ldv(o, p + o0, 0);
+	} else if (r + V <= e) {
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			o[u] = fz_in(p[o0 + u]);
 	} else {
 #pragma unroll
 		for (int u = 0; u < V; u++)
-			o[u] = i0 + u < n ? fz_in(p[off(i0 + u)]) : C(0);
+			o[u] = fz_in(p[off(i0 + u, r, fz_div64())]);
 	}
 }
 // The ops that need their own function (their text is fusec's ir/sem.def,
@@ -144,8 +182,8 @@ __device__ __forceinline__ float fz_relu(float x)
 }
 
 // ---- kernel cg_pointwise_k0: pointwise over [B, N], 8 elements a chunk
-// cg_pointwise_k0_pw: a grid-stride loop over the chunks, vector accesses where aligned
-// Chosen always: a block per 256 chunks, or one resident wave for long math.
+// cg_pointwise_k0_pw: a chunk a thread as vectors, then the rest element by element
+// Chosen always: a block per 256 chunks, a chunk a thread.
 extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 	const float *__restrict__ in_x,
 	const fz_f16 *__restrict__ in_b,
@@ -159,20 +197,54 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 	const long long fz_n = dim_B * dim_N;
 	// in_b broadcasts: [N] in [B, N]
 	const long long fz_o1_e0 = dim_N;
-	auto fz_o1 = [=](long long i) { return i % fz_o1_e0; };
+	auto fz_o1 = [=](long long i, long long &r, auto div) {
+		const long long q0 = div(i, fz_o1_e0);
+		r = i - q0 * fz_o1_e0;
+		return r;
+	};
 	// in_r broadcasts: [B, 1] in [B, N]
-	const long long fz_o2_b1 = dim_N;
-	auto fz_o2 = [=](long long i) { return i / fz_o2_b1; };
+	const long long fz_o2_e0 = dim_N;
+	auto fz_o2 = [=](long long i, long long &r, auto div) {
+		const long long q0 = div(i, fz_o2_e0);
+		r = i - q0 * fz_o2_e0;
+		return q0;
+	};
 	const float t3 = fz_in(in_s);
-	const bool fz_vec = fz_aligned(in_x, 16) && (dim_N) % 8 == 0 && fz_aligned(in_b, 16) && (dim_N) % 8 == 0 && fz_aligned(out_y, 16) && fz_aligned(out_m, 16);
-	const long long fz_step = (long long)gridDim.x * blockDim.x * 8;
-	for (long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8; i0 < fz_n; i0 += fz_step) {
+	const bool fz_vec = fz_aligned(in_x, 16) && fz_aligned(out_y, 16) && fz_aligned(out_m, 16);
+	const long long fz_nv = fz_vec ? fz_n >> 3 : 0; // whole chunks of 8, as vectors
+	const long long fz_c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	const long long fz_t = (long long)gridDim.x * blockDim.x;
+	// element by element: the last partial chunk, everything when a pointer is not aligned,
+	// and the chunks past the grid's threads if it has too few
+	for (long long fz_i = (fz_nv < fz_t ? fz_nv : fz_t) * 8 + fz_c; fz_i < fz_n; fz_i += fz_t) {
+		long long fz_r;
+		const float l0[1] = {fz_in(in_x[fz_i])};
+		const float l1[1] = {fz_in(in_b[fz_o1(fz_i, fz_r, fz_div64())])};
+		const float l2[1] = {fz_in(in_r[fz_o2(fz_i, fz_r, fz_div64())])};
+		float s8[1];
+		float s9[1];
+#pragma unroll
+		for (int u = 0; u < 1; u++) {
+			const float t4 = l0[u] * t3; // x * s
+			const float t5 = l1[u]; // b
+			const float t6 = t4 + t5; // x * s + b
+			const float t7 = fz_relu(t6); // relu(x * s + b)
+			const float t8 = t7 - l2[u]; // relu(x * s + b) - r
+			const float t9 = fz_round_f16(t8); // f16(y)
+			s8[u] = t8;
+			s9[u] = t9;
+		}
+		fz_out(out_y[fz_i], s8[0]);
+		fz_out(out_m[fz_i], s9[0]);
+	}
+	// chunk fz_c, as vectors
+	if (fz_c < fz_nv) {
 		float l0[8];
-		fz_ld(l0, in_x, i0, fz_n, fz_vec);
+		fz_ldv(l0, in_x, fz_c);
 		float l1[8];
-		fz_ldb<true>(l1, in_b, i0, fz_n, fz_vec, fz_o1);
+		fz_ldb<true>(l1, in_b, fz_c * 8, fz_o1_e0, fz_o1);
 		float l2[8];
-		fz_ldb<false>(l2, in_r, i0, fz_n, fz_vec, fz_o2);
+		fz_ldb<false>(l2, in_r, fz_c * 8, fz_o2_e0, fz_o2);
 		float s8[8];
 		float s9[8];
 #pragma unroll
@@ -186,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 			s8[u] = t8;
 			s9[u] = t9;
 		}
-		fz_st(out_y, i0, fz_n, fz_vec, s8);
-		fz_st(out_m, i0, fz_n, fz_vec, s9);
+		fz_stv(out_y, fz_c, s8);
+		fz_stv(out_m, fz_c, s9);
 	}
 }

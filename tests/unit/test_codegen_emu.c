@@ -116,6 +116,16 @@ static const struct {
 	{"bcast", "in x: f32[A, B, N]\nin s: f32[N]\nin r: f32[A, B, 1]\nin m: f32[A, 1, N]\nin k: f32\nin o: f32[1]\n"
 	          "out y = x * s + r - m * k + o\n", 3, {{2, 3, 5}, {2, 2, 8}}},
 	{"bcast_out", "in s: f32[N]\nin r: f32[B, 1]\nout y = s + r\nout z = r * 2\n", 2, {{3, 7}, {4, 16}}},
+	/* broadcasts decided chunk by chunk (chunks of 8): inner runs of 13 and 3
+	 * elements (chunks crossing one run's end, or several), of 40 (every
+	 * chunk inside one: vectors, or element by element when misaligned), a
+	 * bool operand (8-byte chunks), a kept middle axis inside broadcast ones */
+	{"bcast_chunks", "in x: f16[A, B, N]\nin s: f32[N]\nin r: bf16[A, B, 1]\nin m: f32[A, 1, N]\nin k: bool[N]\n"
+	                 "in c: f32[1, B, 1]\nout y = where(k, x * s, r) - m + c\nout z = f16(m * c)\n",
+	 3, {{2, 3, 13}, {3, 5, 3}}},
+	{"bcast_chunks40", "in x: f16[A, B, N]\nin s: f32[N]\nin r: bf16[A, B, 1]\nin m: f32[A, 1, N]\nin k: bool[N]\n"
+	                   "in c: f32[1, B, 1]\nout y = where(k, x * s, r) - m + c\nout z = f16(m * c)\n",
+	 3, {{2, 2, 40}, {1, 7, 8}}},
 	/* every math op, f32 and f64 */
 	{"math32", "in x: f32[N]\nout a = abs(x) + exp(x) + exp2(x) + log(abs(x) + 1) + log2(abs(x) + 1)\n"
 	           "out b = log1p(abs(x)) + expm1(x) + sqrt(abs(x)) + rsqrt(abs(x) + 1) + sin(x) + cos(x)\n"

@@ -948,27 +948,41 @@ START_TEST(shared_memory_opt_in)
 }
 END_TEST
 
-/* A grid meant to be one resident wave (long math: a grid-stride loop over
- * SMs x 8 blocks) is cut, once per size, to what the driver says the entry
- * fits (the fake: 1024 threads an SM, 4 blocks of 256); a light kernel's
- * grid (a block per 256 chunks) is left alone and asks nothing. */
+/* A grid meant to be the blocks resident at once (rows of halves in
+ * registers, each block prefetching its next row: as many blocks as fit, 16
+ * of 128 threads an SM for codegen) is cut, once per size, to what the
+ * driver says the entry fits (the fake: 1024 threads an SM, 8 blocks of
+ * 128); a pointwise
+ * kernel's grid (a block per 256 chunks, long math or not) is left alone and
+ * asks nothing. */
 START_TEST(resident_grid_cut_to_occupancy)
 {
-	fz_program *p = compile("in x: f32[N]\nout y = tanh(x) * x\n", 1);
+	fz_program *p = compile("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", 1);
 	fz_run *r;
 	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
 	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
-	int64_t n[1] = {64 << 20};
-	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 1, n), FZ_OK);
-	ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F32, 1, n), FZ_OK);
+	int64_t n[2] = {65536, 4096};
+	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F16, 2, n), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F16, 2, n), FZ_OK);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(fz_run_launch(r), FZ_OK);
 	ck_assert_int_eq(calls[F_cuOccupancyMaxActiveBlocksPerMultiprocessor], 1);
 	ck_assert_int_eq(fake.nran, 3);
 	for (int i = 0; i < 3; i++) {
-		ck_assert_uint_eq(fake.ran[i].grid[0], 132 * 4);
-		ck_assert_uint_eq(fake.ran[i].block[0], 256);
+		ck_assert_uint_eq(fake.ran[i].grid[0], 132 * 8);
+		ck_assert_uint_eq(fake.ran[i].block[0], 128);
 	}
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+	p = compile("in x: f32[N]\nout y = tanh(x) * x\n", 1);
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	int64_t m[1] = {64 << 20};
+	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 1, m), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F32, 1, m), FZ_OK);
+	clear_counts();
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	ck_assert_int_eq(calls[F_cuOccupancyMaxActiveBlocksPerMultiprocessor], 0);
+	ck_assert_uint_eq(fake.ran[0].grid[0], (64 << 20) / 4 / 256);
 	fz_run_destroy(r);
 	fz_program_destroy(p);
 	p = compile(asbr_src, 1);
