@@ -85,6 +85,8 @@ typedef struct CgEntry {
 	int kernel;                 /* Plan kernel id */
 	CgPath path;
 	int K;                      /* REG: chunks a thread holds (its compile-time class) */
+	bool masked;                /* REG: the class for any row length (the row's chunks start at
+	                               its alignment, its first and last masked) */
 	CgArg *args;                /* the entry's arguments, in order */
 	int nargs;
 	const char *text;           /* its CUDA C (the prelude is not in it) */
@@ -112,8 +114,9 @@ typedef enum CgRule {
 	CG_RULE_EMPTY,          /* nothing to do */
 	CG_RULE_PW,             /* pointwise: a chunk a thread, a block per 256 chunks */
 	CG_RULE_REG,            /* the row fits the register path */
+	CG_RULE_REG_MASKED,     /* the row fits the register path's masked class (not a multiple of V) */
 	CG_RULE_ROW_NO_REG,     /* ROW: the kernel has no register path (what it carries would not fit) */
-	CG_RULE_ROW_UNALIGNED,  /* ROW: the row length is not a positive multiple of V */
+	CG_RULE_ROW_EMPTY,      /* ROW: rows of no elements (their per-row outputs) */
 	CG_RULE_ROW_LONG,       /* ROW: the row is longer than the register path holds */
 	CG_RULE_ROW_PREFETCH,   /* ROW: the register path's prefetch buffer would not fit */
 	CG_RULE_ROW_GLOBAL,     /* ROW: many rows too long to cache in shared memory */
@@ -145,7 +148,8 @@ typedef struct CgLaunch {
 	                               may cut it to what the compiled entry's
 	                               registers really let fit */
 	int64_t rows, n;            /* row kernels: rows, and elements a row */
-	int64_t seg;                /* elements of a row one block takes */
+	int64_t seg;                /* elements of a row one block takes (counted from the row's
+	                               alignment: SPLIT's segments, ROW's row cache) */
 	int64_t cstride;            /* bytes of one row's cache (0: none) */
 	int64_t cws;                /* byte offset of the row caches in the workspace, or -1 */
 	int64_t partials;           /* word offset of split rows' partials in the workspace */
@@ -163,6 +167,7 @@ typedef struct CgForce {
 	unsigned splits;            /* blocks a row (S, SPLIT) */
 	unsigned grid;              /* blocks (gridDim.x) */
 	bool global;                /* ROW, SPLIT: the row cache in the workspace */
+	bool masked;                /* REG: the masked class even for rows of a multiple of V */
 } CgForce;
 
 bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev,

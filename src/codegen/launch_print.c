@@ -27,7 +27,11 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 	case CG_RULE_ROW_NO_REG:
 		sb_puts(sb, "no register path: what the passes carry would not fit in registers");
 		return;
-	case CG_RULE_ROW_UNALIGNED: sb_printf(sb, "%s = %lld is not a positive multiple of %d", N, n, V); return;
+	case CG_RULE_REG_MASKED:
+		sb_printf(sb, "%s = %lld is not a multiple of %d: its chunks start at each row's alignment, the first and "
+		              "last masked, and %lld threads a row hold them in %d chunks of %d each", N, n, V, G, K, V);
+		return;
+	case CG_RULE_ROW_EMPTY: sb_printf(sb, "%s = 0: rows of no elements, their per-row outputs", N); return;
 	case CG_RULE_ROW_LONG:
 		sb_printf(sb, "%s = %lld is more than %lld threads a row hold in %d chunks of %d each", N, n, G, K, V);
 		return;
@@ -98,7 +102,7 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	const CgEntry *e = &m->entries[l->entry];
 	sb_printf(sb, "  path       %s", cg_path_name(l->path));
 	if (l->path == CG_PATH_REG)
-		sb_printf(sb, ", %d chunks of %d a thread", e->K, ki->vec);
+		sb_printf(sb, ", %d chunks of %d a thread%s", e->K, ki->vec, e->masked ? ", the row's ends masked" : "");
 	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT)
 		sb_printf(sb, ", %s", cache_words(l->cache));
 	sb_puts(sb, "\n  rule       ");

@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* The paths a row kernel has an entry for, in the module's order. */
-static const RowPath *const row_paths[] = {&row_reg_path, &row_loop_path, &row_split_path};
+static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_loop_path, &row_split_path};
 
 const char *row_ptr(RowK *R, int i)
 {
@@ -91,10 +91,16 @@ static bool emit_node(RowK *R, NodeId id)
 	return true;
 }
 
-/* Accumulate the reductions of pass q (inside the u-loop): per element,
- * checked against the row's (or segment's) end, or into the chunk's
- * partials (the register path, see emit_partials). */
-static void emit_accumulate(RowK *R, int q, bool checked)
+/* How a chunk's values reach the accumulators. */
+typedef enum {
+	ACC_CHECKED,   /* general loops: each element checked against the row's (or segment's) end */
+	ACC_CHUNK,     /* the register path: into the chunk's partials, a chunk all in the row or all past it */
+	ACC_MASKED,    /* its masked entries: into the partials, each element checked (the row's ends) */
+} AccMode;
+
+/* Accumulate the reductions of pass q (inside the u-loop): per element into
+ * a<red>, or into the chunk's partials p<red> (see emit_partials). */
+static void emit_accumulate(RowK *R, int q, AccMode mode)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -107,21 +113,27 @@ static void emit_accumulate(RowK *R, int q, bool checked)
 		const char *t = row_acc_type(R, red);
 		if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
 			v = arena_printf(c->a, "(%s)%s", t, v);
-		if (!checked) {
-			cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, row_acc_op(n), red, v, cg_comment(c, n));
-			continue;
+		const char *op = row_acc_op(n), *cm = cg_comment(c, n);
+		switch (mode) {
+		case ACC_CHUNK: cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, op, red, v, cm); break;
+		case ACC_MASKED:
+			cw_line(R->w, "p%d = fz_inrow(j0 + u, fz_ei) ? %s::f(p%d, %s) : p%d; // %s", red, op, red, v, red, cm);
+			break;
+		case ACC_CHECKED:
+			cw_line(R->w, "if (fz_inrow(j0 + u, fz_e))");
+			cw_in(R->w);
+			cw_line(R->w, "a%d = %s::f(a%d, %s); // %s", red, op, red, v, cm);
+			cw_out(R->w);
+			break;
 		}
-		cw_line(R->w, "if (j0 + u < fz_e)");
-		cw_in(R->w);
-		cw_line(R->w, "a%d = %s::f(a%d, %s); // %s", red, row_acc_op(n), red, v, cg_comment(c, n));
-		cw_out(R->w);
 	}
 }
 
 /* The register path accumulates a chunk's V values into partials p<red>
  * (declared before its u-loop, open = true), then adds them to the
- * accumulators with one select for the chunk (open = false): a chunk is all
- * in the row or all past it, so the check is once a chunk, not an element. */
+ * accumulators (open = false): with one select for the chunk where a chunk
+ * is all in the row or all past it, unchecked where each element was
+ * (the masked entries: a partial of no element is the identity). */
 static void emit_partials(RowK *R, int q, bool open)
 {
 	Cg *c = R->c;
@@ -131,13 +143,15 @@ static void emit_partials(RowK *R, int q, bool open)
 		if (c->ph[red] != q + 1)
 			continue;
 		const char *t = row_acc_type(R, red), *id = row_acc_identity(R, red);
+		const char *op = row_acc_op(&c->g->nodes[red]);
 		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
 			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
 		if (open)
 			cw_line(R->w, "%s p%d = %s;", t, red, id);
+		else if (R->path->shifted)
+			cw_line(R->w, "a%d = %s::f(a%d, p%d);", red, op, red, red);
 		else
-			cw_line(R->w, "a%d = j0 < fz_ei ? %s::f(a%d, p%d) : a%d;", red, row_acc_op(&c->g->nodes[red]), red, red,
-			        red);
+			cw_line(R->w, "a%d = j0 < fz_ei ? %s::f(a%d, p%d) : a%d;", red, op, red, red, red);
 	}
 }
 
@@ -163,7 +177,7 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 	for (int i = 0; i < m->ncomp; i++)
 		if (!emit_node(R, m->comp[i]))
 			return false;
-	emit_accumulate(R, q, !reg);
+	emit_accumulate(R, q, !reg ? ACC_CHECKED : R->path->shifted ? ACC_MASKED : ACC_CHUNK);
 	for (int i = 0; i < nt; i++)
 		if (c->mark2[t[i]] == arr) {
 			c->mark2[t[i]] = 0;
@@ -180,6 +194,21 @@ const char *row_value_array(RowK *R, NodeId id, int q)
 	if (cg_is_leaf(R->c, id))
 		return arena_printf(R->c->a, q == 0 ? "l%d[0]" : "l%d", id);
 	return arena_printf(R->c->a, "v%d", id);
+}
+
+const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n)
+{
+	const char *ptr = row_ptr(R, i);
+	if (R->aligned[i])
+		return arena_printf(R->c->a, "fz_ldm(%s, %s, %s, %s, fz_v%d);", o, ptr, j0, n, i);
+	return arena_printf(R->c->a, "fz_ldc(%s, %s, %s, %s);", o, ptr, j0, n);
+}
+
+const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o)
+{
+	const char *ptr = row_ptr(R, i);
+	return arena_printf(R->c->a, "fz_stm(%s, %s, %s, %s, %s);", ptr, j0, n,
+	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);
 }
 
 /* ---- passes -------------------------------------------------------------------------- */
@@ -319,9 +348,12 @@ static void emit_offsets(RowK *R, CgW *before, CgW *inside, CgW *next)
 		if (R->roff[i] && R->used[i])
 			R->used[R->rdecl[i]] = true; /* the one that declares it */
 	bool *pf = ARENA_ARRAY(c->a, bool, k->nparams + 1);
-	bool prefetch = R->path->path == CG_PATH_REG && R->npf > 0;
-	for (int i = 0; prefetch && i < R->npf; i++)
-		pf[R->rdecl[c->pin[R->pf[i]]]] = true;
+	bool prefetch = false;
+	for (int i = 0; i < R->npf; i++)
+		if (row_pf_here(R, R->pf[i])) {
+			pf[R->rdecl[c->pin[R->pf[i]]]] = true;
+			prefetch = true;
+		}
 	if (prefetch)
 		cw_line(next, "const long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;");
 	for (int i = 0; i < k->nparams; i++) {
@@ -351,18 +383,12 @@ static void name_scalars(RowK *R)
 	}
 }
 
-/* What every path declares first: the reductions' scratch, the sizes, the
- * vector test, the scalar inputs. */
-static void emit_prologue(RowK *R, CgW *w)
+/* The register path's entries for rows of a multiple of V: whether every
+ * row's chunks are aligned, once for the launch. */
+static void emit_vec_test(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	if (R->P > 0) {
-		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
-		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
-	}
-	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
-	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
 	StrBuf cond;
 	sb_init(&cond, c->a);
 	sb_printf(&cond, "fz_n %% %d == 0", R->vec);
@@ -373,6 +399,22 @@ static void emit_prologue(RowK *R, CgW *w)
 			          cg_vec_align(R->vec, (fz_dtype)c->g->nodes[kp->node].dtype));
 	}
 	cw_line(w, "const bool fz_vec = %s;", sb_str(&cond));
+}
+
+/* What every path declares first: the reductions' scratch, the sizes, the
+ * vector test (unshifted paths), the scalar inputs. */
+static void emit_prologue(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (R->P > 0) {
+		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
+		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
+	}
+	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
+	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
+	if (!R->path->shifted)
+		emit_vec_test(R, w);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_SCALAR && c->pin[kp->node] == i)
@@ -381,19 +423,73 @@ static void emit_prologue(RowK *R, CgW *w)
 	}
 }
 
-/* The loop over the rows of a block (grid-stride) around the passes. */
-static void emit_row_loop(RowK *R, CgW *w, const StrBuf *inside, const StrBuf *next, const StrBuf *body)
+/* The shift of a row (`sfx` ""), or of the next row a prefetching entry
+ * copies ("n": its offsets are fz_q<d>): fz_s<sfx>, the elements between the
+ * row's start and the 16-byte boundary of its primary stream before it, and
+ * for each stream aligned with the primary that `want` marks, whether it is
+ * aligned too (fz_v<sfx><i>). */
+static void emit_shift_of(RowK *R, CgW *w, const char *sfx, const bool *want)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int P = R->prim;
+	const char *offv = *sfx ? "fz_q" : "fz_r";
+	fz_dtype pt = (fz_dtype)c->g->nodes[k->params[P].node].dtype;
+	const char *pp = R->roff[P] ? arena_printf(c->a, "%s + %s%d", cg_param_name(c, P), offv, R->rdecl[P])
+	                            : cg_param_name(c, P);
+	cw_line(w, "const int fz_s%s = %s(int)((unsigned long long)(%s) / %d %% %d)%s;", sfx, *sfx ? "" : "fz_act ? ",
+	        pp, (int)fz_dtype_size(pt), R->vec, *sfx ? "" : " : 0");
+	for (int i = 0; i < k->nparams; i++) {
+		if (!want[i] || !R->aligned[i])
+			continue;
+		const char *ip = R->roff[i] ? arena_printf(c->a, "%s + %s%d", cg_param_name(c, i), offv, R->rdecl[i])
+		                            : cg_param_name(c, i);
+		cw_line(w, "const bool fz_v%s%d = fz_aligned(%s - fz_s%s, %d);", sfx, i, ip, sfx,
+		        cg_vec_align(R->vec, (fz_dtype)c->g->nodes[k->params[i].node].dtype));
+	}
+}
+
+/* Shifted paths: the row's shift and vector tests (in `w`, after the row's
+ * offsets), and the next row's where the entry prefetches (in `next`).
+ * Marks the primary used, so that its offset is declared. */
+static void emit_shift(RowK *R, CgW *w, CgW *next)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (!R->path->shifted)
+		return;
+	if (R->prim < 0) {
+		cw_line(w, "const int fz_s = 0; /* no per-element stream */");
+		return;
+	}
+	R->used[R->prim] = true;
+	cw_line(w, "// the row's chunks start at the 16-byte boundary of %s before the row (fz_s elements)",
+	        cg_param_name(c, R->prim));
+	emit_shift_of(R, w, "", R->used);
+	bool *pf = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	bool any = false;
+	for (int i = 0; i < R->npf; i++)
+		if (row_pf_here(R, R->pf[i]))
+			any = pf[c->pin[R->pf[i]]] = true;
+	if (any)
+		emit_shift_of(R, next, "n", pf);
+}
+
+/* The loop over the rows of a block (grid-stride) around the passes: the
+ * row, its offsets and the next row's (for prefetch), their shifts, the
+ * path's per-row state, the body. */
+static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 {
 	cw_open(w, "for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
 	           "(long long)gridDim.x * blockDim.y)");
 	cw_line(w, "const long long fz_row = fz_rb + threadIdx.y;");
 	cw_line(w, "const bool fz_act = fz_row < fz_rows;");
-	if (inside->len > 0)
+	if (parts[0]->len > 0)
 		cw_line(w, "const long long fz_rr = fz_act ? fz_row : fz_rows - 1;");
+	for (int i = 0; i < 4; i++)
+		cw_append(w, parts[i]);
 	R->path->row_head(R, w);
-	cw_append(w, inside);
-	cw_append(w, next);
-	cw_append(w, body);
+	cw_append(w, parts[4]);
 	cw_close(w);
 }
 
@@ -427,29 +523,34 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	for (int i = 0; i < k->nparams; i++)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
-	cg_begin_entry(c, rp->path, rp->path == CG_PATH_REG ? R->rk : 0, rp->path == CG_PATH_REG ?
-	               arena_printf(c->a, "reg%d", R->rk) : cg_path_name(rp->path), args, nargs);
+	bool reg = rp->path == CG_PATH_REG;
+	cg_begin_entry(c, rp->path, reg ? R->rk : 0,
+	               reg ? arena_printf(c->a, "reg%d%s", R->rk, rp->shifted ? "m" : "") : cg_path_name(rp->path), args,
+	               nargs);
+	c->m->entries[c->m->nentries - 1].masked = reg && rp->shifted; /* the entry's compile-time class */
 	c->helpers |= CGH_ROW | CGH_MINMAX | rp->helpers;
 	R->path = rp;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
-	CgW body, before, inside, next, *out = c->w;
+	CgW body, before, inside, next, shift, nshift, *out = c->w;
 	StrBuf *bsb = new_text(c, &body, 2), *isb = new_text(c, &inside, 2), *nsb = new_text(c, &next, 2);
-	StrBuf *psb = new_text(c, &before, 1);
+	StrBuf *ssb = new_text(c, &shift, 2), *nssb = new_text(c, &nshift, 2), *psb = new_text(c, &before, 1);
 	R->w = &body;
 	name_scalars(R);
 	if (!emit_body(R))
 		return false;
+	emit_shift(R, &shift, &nshift);
 	emit_prologue(R, &before);
 	emit_offsets(R, &before, &inside, &next);
 	cg_entry_header(c, arena_printf(c->a, "rows of %s, %d pass%s over each row, then the epilogue",
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
 	                rp->describe(R));
-	cg_entry_signature(c, c->info->max_threads == 1024 && R->rk > 0 ? "FZ_LEAN_ROW" :
-	                   arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
+	bool lean = c->info->max_threads == 1024 && R->rk > 0;
+	cg_entry_signature(c, lean ? "FZ_LEAN_ROW" : arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
 	cw_begin(out);
 	cw_append(out, psb);
 	rp->prologue(R, out);
-	emit_row_loop(R, out, isb, nsb, bsb);
+	const StrBuf *parts[5] = {isb, nsb, nssb, ssb, bsb};
+	emit_row_loop(R, out, parts);
 	cw_close(out);
 	cg_end_entry(c);
 	return true;

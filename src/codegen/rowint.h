@@ -45,9 +45,15 @@ typedef struct RowPath {
 	/* Per-row outputs are written by the group's first thread; of the first
 	 * segment only, for split rows. */
 	const char *row_store_cond;
+	/* The row's chunks start where its primary stream is 16-byte aligned, row
+	 * by row (fz_s elements before the row's start), the first and last
+	 * chunk masked: any row length and any row alignment at full vector
+	 * width. false: the register path's entries for rows of a multiple of V
+	 * (fz_vec says once whether the launch's pointers are aligned). */
+	bool shifted;
 } RowPath;
 
-extern const RowPath row_reg_path, row_loop_path, row_split_path;
+extern const RowPath row_reg_path, row_regm_path, row_loop_path, row_split_path;
 
 struct RowK {
 	Cg *c;
@@ -67,6 +73,10 @@ struct RowK {
 	int npf;
 	const char **roff;      /* per param: row offset expression "fz_r<d>", or NULL */
 	int *rdecl;             /* per param: d, the parameter declaring that offset */
+	int prim;               /* the stream whose alignment places a row's chunks (shifted paths), or -1 */
+	bool *aligned;          /* per param: a per-element stream whose rows are aligned like prim's
+	                           when the pointers are (same row offset); the others load whole
+	                           chunks through fz_ldc */
 	/* The entry being written. */
 	const RowPath *path;
 	CgW *w;                 /* its body */
@@ -96,6 +106,11 @@ int row_slot_of(const RowK *R, NodeId id);
 /* Parameter i of kind `kind` loading or storing node id, or -1. */
 int row_param_of(const RowK *R, NodeId id, ParamKind kind);
 bool row_is_pf(const RowK *R, NodeId id);
+/* Does the entry being written prefetch leaf id (a REG entry, and in its
+ * masked class a stream aligned with the row's chunks)? */
+bool row_pf_here(const RowK *R, NodeId id);
+/* Is parameter i a per-element stream (an input or output with the row's last axis)? */
+bool row_is_stream(const RowK *R, int i);
 
 /* ---- row_emit.c ------------------------------------------------------------ */
 
@@ -111,6 +126,10 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 /* The array holding node id's V values after the u-loop of a general loop
  * (for stores and cache writes). */
 const char *row_value_array(RowK *R, NodeId id, int q);
+/* Shifted paths: the load of the chunk at j0 of stream i (`o`: the array),
+ * and its store; `n` is the row's (or segment's) end. */
+const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n);
+const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o);
 
 /* ---- the paths ----------------------------------------------------------- */
 

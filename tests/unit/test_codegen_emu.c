@@ -250,9 +250,10 @@ START_TEST(plan_bounds)
 		for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
 			for (int sched = 0; sched < NSCHED; sched++) {
 				int64_t dims[2] = {rows[(li + (size_t)sched) % 4], lens[li]};
-				Run run = {.c = c, .m = &m, .dims = dims, .sched = (Sched)sched, .misalign = li % 3 == 1};
+				Run run = {.c = c, .m = &m, .dims = dims, .sched = (Sched)sched, .misalign = (int)(li % 3)};
 				snprintf(run.what, sizeof run.what, "%s (B=%lld N=%lld, %s%s)", bounds_programs[pi].name,
-				         (long long)dims[0], (long long)dims[1], sched_name[sched], run.misalign ? ", misaligned" : "");
+				         (long long)dims[0], (long long)dims[1], sched_name[sched],
+				         run.misalign == 1 ? ", inputs misaligned" : run.misalign == 2 ? ", all misaligned" : "");
 				ran[sched] += run_plan(&run);
 			}
 		emu_free(&m);
