@@ -12,6 +12,9 @@
  *                                shared memory or in the workspace
  *   SPLIT       <kernel>_split   several blocks a row (cooperative), their
  *                                partial results through the workspace
+ *   TILE        <kernel>_tile    short rows: a block's rows staged through
+ *                                shared memory, copied in and out as whole
+ *                                16-byte vectors of their contiguous span
  *
  * cg_launch decides, on the host and nowhere else, everything about a
  * launch: the path, the geometry, the shared memory and the workspace, and
@@ -52,10 +55,11 @@ typedef enum CgPath {
 	CG_PATH_REG,
 	CG_PATH_ROW,
 	CG_PATH_SPLIT,
+	CG_PATH_TILE,
 	CG_NPATHS
 } CgPath;
 
-/* "pointwise", "reg", "row", "split" */
+/* "pointwise", "reg", "row", "split", "tile" */
 const char *cg_path_name(CgPath path);
 
 /* Where a row kernel's row cache (values a later pass reads again) lives. */
@@ -73,6 +77,8 @@ typedef enum CgArgKind {
 	CGARG_CWS,        /* byte offset of the row caches in the workspace; -1: in shared memory */
 	CGARG_PARTIALS,   /* offset of split rows' partial results in the workspace (8-byte words) */
 	CGARG_SLOT,       /* byte offset of cache slot `index` in a row's cache */
+	CGARG_TILE,       /* TILE: byte offset in shared memory of the tile of parameter `index` */
+	CGARG_CBASE,      /* TILE: byte offset in shared memory of the rows' caches */
 } CgArgKind;
 
 typedef struct CgArg {
@@ -122,6 +128,7 @@ typedef enum CgRule {
 	CG_RULE_ROW_GLOBAL,     /* ROW: many rows too long to cache in shared memory */
 	CG_RULE_SPLIT_FEW,      /* too few rows to fill the device */
 	CG_RULE_SPLIT_LONG,     /* rows too long for one block's shared memory */
+	CG_RULE_TILE,           /* short rows, many: staged through shared memory */
 	CG_RULE_FORCED          /* cg_launch_forced */
 } CgRule;
 
@@ -153,6 +160,7 @@ typedef struct CgLaunch {
 	int64_t cstride;            /* bytes of one row's cache (0: none) */
 	int64_t cws;                /* byte offset of the row caches in the workspace, or -1 */
 	int64_t partials;           /* word offset of split rows' partials in the workspace */
+	int64_t tiles;              /* TILE: bytes of a block's tiles (the rows' caches follow) */
 } CgLaunch;
 
 bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out);

@@ -51,6 +51,7 @@
  * (fewer blocks for longer rows). */
 #define CG_LOOP_CACHE_MAX ((int64_t)1 << 30)
 
+
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -82,6 +83,17 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 /* Elements of a row one block takes, counted from the row's alignment (up to
  * V - 1 elements before its start, row_loop.c): S segments of whole chunks
  * cover n + V - 1. */
+int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int64_t *off)
+{
+	int64_t elems = R * n + ki->vec, b = 0;
+	for (int t = 0; t < ki->ntiles; t++) {
+		if (off)
+			off[t] = b;
+		b += cdiv(elems * ki->tile_bytes[t], 16) * 16;
+	}
+	return b;
+}
+
 static int64_t seg_len(int64_t n, int64_t S, int vec)
 {
 	return cdiv(cdiv(n + vec - 1, S > 1 ? S : 1), vec) * vec;
@@ -176,6 +188,16 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 	if (ch->path == CG_PATH_REG) {
 		out->smem = (unsigned)(ki->pf_bytes * ch->G * ch->R);
 		return ki->pf_bytes * ch->G * ch->R <= z->optin;
+	}
+	if (ch->path == CG_PATH_TILE) {
+		/* the tiles, then the rows' caches (chunks from the row's start) */
+		out->seg = cdiv(z->n, ki->vec) * ki->vec;
+		out->cache = ki->nslots > 0 ? CG_CACHE_SHARED : CG_CACHE_NONE;
+		out->cstride = cg_cache_layout(ki, out->seg, NULL);
+		out->tiles = cg_tile_layout(ki, ch->R, z->n, NULL);
+		int64_t smem = out->tiles + out->cstride * ch->R;
+		out->smem = (unsigned)min64(smem, UINT_MAX);
+		return ki->ntiles > 0 && smem <= z->optin;
 	}
 	out->cache = ki->nslots > 0 ? ch->cache : CG_CACHE_NONE;
 	out->cstride = cg_cache_layout(ki, out->seg, NULL);
@@ -294,9 +316,31 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
 	ch->resident = true;
 }
 
+/* Short rows, many: staged through shared memory a block at a time (TILE).
+ * false where they are not short, or too few to fill the device. */
+static bool tile_rules(const Sizes *z, Choice *ch)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	int64_t chunks = cdiv(z->n, ki->vec);
+	if (ki->ntiles == 0 || z->n == 0 || chunks > CG_TILE_CHUNKS)
+		return false;
+	/* a chunk or two a thread, whole warps of 256-thread blocks */
+	int64_t G = min64(pow2ceil(cdiv(chunks, 2)), 32), R = 256 / G;
+	if (z->rows < z->sms * R)
+		return false;
+	int64_t cstride = cg_cache_layout(ki, chunks * ki->vec, NULL);
+	while (R * G > 32 && cg_tile_layout(ki, R, z->n, NULL) + cstride * R > z->optin / 4)
+		R /= 2;
+	*ch = (Choice){.path = CG_PATH_TILE, .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
+	               .rule = CG_RULE_TILE};
+	return true;
+}
+
 static void row_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
+	if (tile_rules(z, ch))
+		return;
 	int64_t G = group_size(z);
 	bool few = z->rows * G < z->sms * z->tps / 2 && z->chunks >= 4 * (int64_t)z->tmax;
 	CgRule rule = reg_rule(z, G);
@@ -420,6 +464,14 @@ int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *
 			off += cdiv(lp * ki->slot_bytes[s], 16) * 16;
 		return off;
 	}
+	case CGARG_TILE: { /* cg_tile_layout's offset of this parameter's tile */
+		const struct CgKernelInfo *ki = &m->kinfo[k];
+		int64_t elems = (int64_t)l->block[1] * l->n + ki->vec, off = 0;
+		for (int t = 0; t < ki->ntiles && ki->tile_param[t] != a->index; t++)
+			off += cdiv(elems * ki->tile_bytes[t], 16) * 16;
+		return off;
+	}
+	case CGARG_CBASE: return l->tiles;
 	case CGARG_PARAM:
 	case CGARG_WORKSPACE: break;
 	}
@@ -448,6 +500,8 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 	case CG_PATH_SPLIT:
 		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
 		       "shared memory.";
+	case CG_PATH_TILE:
+		return arena_printf(a, "Chosen for many rows of at most %d elements.", CG_TILE_CHUNKS * V);
 	case CG_NPATHS: break;
 	}
 	return "Never chosen.";

@@ -50,6 +50,10 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		sb_printf(sb, "a row's cache does not fit in one block's shared memory; %lld segments of %lld do",
 		          (long long)l->grid[1], (long long)l->seg);
 		return;
+	case CG_RULE_TILE:
+		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d) and the rows many: a block's %u rows staged "
+		              "through shared memory", N, n, CG_TILE_CHUNKS, V, l->block[1]);
+		return;
 	case CG_RULE_FORCED: sb_puts(sb, "forced (a test)"); return;
 	}
 	sb_puts(sb, "?");
@@ -69,7 +73,7 @@ static const char *cache_words(CgCache c)
 static void print_values(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l)
 {
 	static const char *names[] = {[CGARG_SEG] = "fz_len", [CGARG_CSTRIDE] = "fz_cstride", [CGARG_CWS] = "fz_cws",
-	                              [CGARG_PARTIALS] = "fz_wpart"};
+	                              [CGARG_PARTIALS] = "fz_wpart", [CGARG_CBASE] = "fz_cbase"};
 	const CgEntry *e = &m->entries[l->entry];
 	int n = 0;
 	for (int i = 0; i < e->nargs; i++) {
@@ -77,8 +81,9 @@ static void print_values(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l
 		if (a->kind == CGARG_PARAM || a->kind == CGARG_WORKSPACE)
 			continue;
 		sb_puts(sb, n++ ? ", " : "  values     ");
-		if (a->kind == CGARG_SLOT)
-			sb_printf(sb, "fz_so%d %lld", a->index, (long long)cg_launch_arg(m, k, l, a));
+		if (a->kind == CGARG_SLOT || a->kind == CGARG_TILE)
+			sb_printf(sb, "%s%d %lld", a->kind == CGARG_SLOT ? "fz_so" : "fz_tile", a->index,
+			          (long long)cg_launch_arg(m, k, l, a));
 		else
 			sb_printf(sb, "%s %lld", names[a->kind], (long long)cg_launch_arg(m, k, l, a));
 	}
@@ -103,7 +108,7 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	sb_printf(sb, "  path       %s", cg_path_name(l->path));
 	if (l->path == CG_PATH_REG)
 		sb_printf(sb, ", %d chunks of %d a thread%s", e->K, ki->vec, e->masked ? ", the row's ends masked" : "");
-	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT)
+	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT || l->path == CG_PATH_TILE)
 		sb_printf(sb, ", %s", cache_words(l->cache));
 	sb_puts(sb, "\n  rule       ");
 	print_rule(sb, m, p, k, l);

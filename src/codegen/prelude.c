@@ -506,6 +506,61 @@ static const char pre_split[] =
 	"\treturn a;\n"
 	"}\n";
 
+static const char pre_tile[] =
+	"// Short rows staged through shared memory (the TILE path): a block's rows are\n"
+	"// one contiguous span b .. e-1 of each row stream, which the block's threads\n"
+	"// copy between global memory and the stream's tile t as whole vectors, from the\n"
+	"// stream's own alignment boundary before b (fz_toff elements before it: t[0]),\n"
+	"// the span's first and last chunks element by element.\n"
+	"template <int V, class S> __device__ __forceinline__ int fz_toff(const S *p, long long b)\n"
+	"{\n"
+	"\treturn (int)((unsigned long long)(p + b) / sizeof(S) % V);\n"
+	"}\n"
+	"template <int V, class S> __device__ __forceinline__ void fz_tin(S *t, const S *__restrict__ p, long long b, long long e, int o)\n"
+	"{\n"
+	"\tconst long long ts = b - o, nt = (long long)blockDim.x * blockDim.y;\n"
+	"\tfor (long long c = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < e; c += nt * V) {\n"
+	"\t\tS *d = t + (c - ts);\n"
+	"\t\tif (c >= b && c + V <= e && fz_aligned(p + c, sizeof(S) * V < 16 ? sizeof(S) * V : 16)) {\n"
+	"\t\t\t*reinterpret_cast<fz_vec<S, V> *>(d) = *reinterpret_cast<const fz_vec<S, V> *>(p + c);\n"
+	"\t\t} else {\n"
+	"#pragma unroll\n"
+	"\t\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\t\tif (c + u >= b && c + u < e)\n"
+	"\t\t\t\t\td[u] = p[c + u];\n"
+	"\t\t}\n"
+	"\t}\n"
+	"}\n"
+	"template <int V, class S> __device__ __forceinline__ void fz_tout(S *__restrict__ p, const S *t, long long b, long long e, int o)\n"
+	"{\n"
+	"\tconst long long ts = b - o, nt = (long long)blockDim.x * blockDim.y;\n"
+	"\tfor (long long c = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < e; c += nt * V) {\n"
+	"\t\tconst S *d = t + (c - ts);\n"
+	"\t\tif (c >= b && c + V <= e && fz_aligned(p + c, sizeof(S) * V < 16 ? sizeof(S) * V : 16)) {\n"
+	"\t\t\t*reinterpret_cast<fz_vec<S, V> *>(p + c) = *reinterpret_cast<const fz_vec<S, V> *>(d);\n"
+	"\t\t} else {\n"
+	"#pragma unroll\n"
+	"\t\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\t\tif (c + u >= b && c + u < e)\n"
+	"\t\t\t\t\tp[c + u] = d[u];\n"
+	"\t\t}\n"
+	"\t}\n"
+	"}\n"
+	"// A row's elements j0 .. j0+V-1 in its tile (below n; zero beyond), and back.\n"
+	"template <class C, class S, int V, class I> __device__ __forceinline__ void fz_tld(C (&o)[V], const S *t, I j0, I n)\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int u = 0; u < V; u++)\n"
+	"\t\to[u] = fz_inrow(j0 + u, n) ? fz_in(t[j0 + u]) : C(0);\n"
+	"}\n"
+	"template <class C, class S, int V, class I> __device__ __forceinline__ void fz_tst(S *t, I j0, I n, const C (&o)[V])\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int u = 0; u < V; u++)\n"
+	"\t\tif (fz_inrow(j0 + u, n))\n"
+	"\t\t\tfz_out(t[j0 + u], o[u]);\n"
+	"}\n";
+
 /* ---- the ops' texts (ir/sem.def) ------------------------------------------------- */
 
 /* The text of each op for each kind of operand, and whether it is a
@@ -624,6 +679,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 	} pieces[] = {
 		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_PW, pre_pw}, {CGH_BCAST, pre_bcast},
 		{CGH_ROW, pre_row},       {CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
+		{CGH_TILE, pre_tile},
 	};
 	sb_puts(sb, pre_core);
 	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)

@@ -17,7 +17,8 @@
 #include <string.h>
 
 /* The paths a row kernel has an entry for, in the module's order. */
-static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_loop_path, &row_split_path};
+static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_loop_path, &row_split_path,
+                                           &row_tile_path};
 
 const char *row_ptr(RowK *R, int i)
 {
@@ -198,6 +199,8 @@ const char *row_value_array(RowK *R, NodeId id, int q)
 
 const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n)
 {
+	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
+		return arena_printf(R->c->a, "fz_tld(%s, fz_tr%d, %s, %s);", o, i, j0, n);
 	const char *ptr = row_ptr(R, i);
 	if (R->aligned[i])
 		return arena_printf(R->c->a, "fz_ldm(%s, %s, %s, %s, fz_v%d);", o, ptr, j0, n, i);
@@ -206,6 +209,8 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 
 const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o)
 {
+	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
+		return arena_printf(R->c->a, "fz_tst(fz_tr%d, %s, %s, %s);", i, j0, n, o);
 	const char *ptr = row_ptr(R, i);
 	return arena_printf(R->c->a, "fz_stm(%s, %s, %s, %s, %s);", ptr, j0, n,
 	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);
@@ -221,7 +226,12 @@ static void emit_finish(RowK *R, int q)
 	const Kernel *k = R->k;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
-		if (c->ph[red] == q + 1)
+		if (c->ph[red] != q + 1)
+			continue;
+		if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
+			cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red,
+			        row_acc_op(&c->g->nodes[red]), red, red);
+		else
 			cw_line(R->w, "a%d = fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red,
 			        row_acc_op(&c->g->nodes[red]), red);
 	}
@@ -383,7 +393,7 @@ static void name_scalars(RowK *R)
 	}
 }
 
-/* The register path's entries for rows of a multiple of V: whether every
+/* The register path's class for rows of a multiple of V: whether every
  * row's chunks are aligned, once for the launch. */
 static void emit_vec_test(RowK *R, CgW *w)
 {
@@ -402,7 +412,8 @@ static void emit_vec_test(RowK *R, CgW *w)
 }
 
 /* What every path declares first: the reductions' scratch, the sizes, the
- * vector test (unshifted paths), the scalar inputs. */
+ * vector test (the register path's class for multiples of V), the scalar
+ * inputs. */
 static void emit_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
@@ -413,7 +424,7 @@ static void emit_prologue(RowK *R, CgW *w)
 	}
 	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
 	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
-	if (!R->path->shifted)
+	if (R->path->path == CG_PATH_REG && !R->path->shifted)
 		emit_vec_test(R, w);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
@@ -490,6 +501,8 @@ static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 		cw_append(w, parts[i]);
 	R->path->row_head(R, w);
 	cw_append(w, parts[4]);
+	if (R->path->row_tail)
+		R->path->row_tail(R, w);
 	cw_close(w);
 }
 
@@ -518,7 +531,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + 16 + c->info->nslots);
+	/* the parameters, then the path's values: at most a tile a parameter, a
+	 * slot's offset each, and a few more */
+	CgArg *args = ARENA_ARRAY(c->a, CgArg, 2 * k->nparams + 16 + c->info->nslots);
 	int nargs = 0;
 	for (int i = 0; i < k->nparams; i++)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
@@ -570,7 +585,10 @@ bool cg_row(Cg *c)
 	bool ok = row_plan(&R);
 	for (size_t i = 0; ok && i < sizeof row_paths / sizeof row_paths[0]; i++) {
 		const RowPath *rp = row_paths[i];
-		bool has = rp->path == CG_PATH_REG ? R.rk > 0 : rp->path == CG_PATH_SPLIT ? R.P > 0 : true;
+		bool has = rp->path == CG_PATH_REG     ? R.rk > 0
+		           : rp->path == CG_PATH_SPLIT ? R.P > 0
+		           : rp->path == CG_PATH_TILE  ? c->info->ntiles > 0
+		                                       : true;
 		if (has)
 			ok = emit_entry(&R, rp);
 	}

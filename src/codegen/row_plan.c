@@ -363,6 +363,25 @@ static void plan_streams(RowK *R)
 	for (int i = 0; i < k->nparams && R->prim >= 0; i++)
 		R->aligned[i] = row_is_stream(R, i) && (R->roff[i] ? R->roff[R->prim] && R->rdecl[i] == R->rdecl[R->prim]
 		                                                   : !R->roff[R->prim]);
+	/* the TILE path stages the streams of the rows' layout: a block's rows
+	 * are one contiguous span of each */
+	struct CgKernelInfo *ki = c->info;
+	ki->tile_param = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	ki->tile_bytes = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	for (int i = 0; i < k->nparams && R->prim >= 0 && R->roff[R->prim] && full_layout(R, R->prim); i++)
+		if (R->aligned[i]) {
+			ki->tile_param[ki->ntiles] = i;
+			ki->tile_bytes[ki->ntiles++] = (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);
+		}
+}
+
+int row_tile_of(const RowK *R, int i)
+{
+	const struct CgKernelInfo *ki = R->c->info;
+	for (int t = 0; t < ki->ntiles; t++)
+		if (ki->tile_param[t] == i)
+			return t;
+	return -1;
 }
 
 /* ---- the register path ------------------------------------------------------------- */

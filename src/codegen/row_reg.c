@@ -270,6 +270,7 @@ const RowPath row_reg_path = {
 	.row_head = reg_row_head,
 	.chunks = reg_chunks,
 	.exchange = NULL,
+	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
 	.shifted = false,
 };
@@ -283,6 +284,7 @@ const RowPath row_regm_path = {
 	.row_head = reg_row_head,
 	.chunks = reg_chunks,
 	.exchange = NULL,
+	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
 	.shifted = true,
 };

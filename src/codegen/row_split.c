@@ -56,7 +56,7 @@ static void split_row_head(RowK *R, CgW *w)
 
 static bool split_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 {
-	return row_loop_chunks(R, q, m, t, nt, true);
+	return row_loop_chunks(R, q, m, t, nt, LOOP_SEG);
 }
 
 /* Every block of the row gets every block's partial results of pass q. */
@@ -95,6 +95,7 @@ const RowPath row_split_path = {
 	.row_head = split_row_head,
 	.chunks = split_chunks,
 	.exchange = split_exchange,
+	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0 && fz_seg == 0",
 	.shifted = true,
 };

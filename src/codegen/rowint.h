@@ -42,6 +42,8 @@ typedef struct RowPath {
 	bool (*chunks)(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
 	/* After pass q's block reduction: combine the blocks of a row (or NULL). */
 	void (*exchange)(RowK *R, int q);
+	/* After the row's body, at the end of each row of the block (or NULL). */
+	void (*row_tail)(RowK *R, CgW *w);
 	/* Per-row outputs are written by the group's first thread; of the first
 	 * segment only, for split rows. */
 	const char *row_store_cond;
@@ -53,7 +55,7 @@ typedef struct RowPath {
 	bool shifted;
 } RowPath;
 
-extern const RowPath row_reg_path, row_regm_path, row_loop_path, row_split_path;
+extern const RowPath row_reg_path, row_regm_path, row_loop_path, row_split_path, row_tile_path;
 
 struct RowK {
 	Cg *c;
@@ -111,6 +113,8 @@ bool row_is_pf(const RowK *R, NodeId id);
 bool row_pf_here(const RowK *R, NodeId id);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);
+/* The TILE path: parameter i's tile (its index in CgKernelInfo.tile_param), or -1. */
+int row_tile_of(const RowK *R, int i);
 
 /* ---- row_emit.c ------------------------------------------------------------ */
 
@@ -134,9 +138,13 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 /* ---- the paths ----------------------------------------------------------- */
 
 /* row_loop.c: the general loop's chunks and cache pointers, shared with
- * split rows (seg: offsets from the segment's start). */
-bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg);
+ * split rows (from the segment's start) and staged short rows (from the
+ * row's start: a tile needs no alignment). */
+typedef enum { LOOP_ROW, LOOP_SEG, LOOP_TILE } LoopKind;
+bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, LoopKind kind);
 void row_cache_pointers(RowK *R, CgW *w, bool split);
+/* The pointers fz_c<id> of the cached values into a row's cache at fz_cb. */
+void row_cache_slot_pointers(RowK *R, CgW *w);
 int row_cache_args(RowK *R, CgArg *args);
 
 #endif

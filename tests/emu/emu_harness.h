@@ -190,11 +190,11 @@ static void fill(Tensor *t, bool nans)
  * its grid-stride loop. */
 typedef enum {
 	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_REG, SCHED_REGM,
-	SCHED_REGM1, SCHED_REGM96, NSCHED
+	SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, NSCHED
 } Sched;
 
 static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "reg", "regm",
-                                   "regm-thread", "regm-3warps"};
+                                   "regm-thread", "regm-3warps", "tile1x32", "tile4x16"};
 
 static CgDevice emu_device(void)
 {
@@ -239,6 +239,11 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.path = CG_PATH_REG;
 		f.masked = true;
 		f.threads = 96;
+	}
+	if (s == SCHED_TILE1 || s == SCHED_TILE4) { /* staged rows: a thread a row, 32 a tile; 4 threads, 16 rows */
+		f.path = CG_PATH_TILE;
+		f.threads = s == SCHED_TILE1 ? 1 : 4;
+		f.rows = s == SCHED_TILE1 ? 32 : 16;
 	}
 	f.global = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE;
 	if (s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE) {

@@ -218,6 +218,7 @@ END_TEST
 static const CgArgKind path_args[CG_NPATHS][5] = {
 	[CG_PATH_ROW] = {CGARG_WORKSPACE, CGARG_CSTRIDE, CGARG_CWS},
 	[CG_PATH_SPLIT] = {CGARG_WORKSPACE, CGARG_SEG, CGARG_PARTIALS, CGARG_CSTRIDE, CGARG_CWS},
+	[CG_PATH_TILE] = {CGARG_TILE, CGARG_TILE, CGARG_CBASE, CGARG_CSTRIDE},
 };
 
 /* One entry per path a kernel can take, named after it, its arguments the
@@ -228,8 +229,10 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	ck_assert_int_eq(m->nentries, 1 + 4); /* the pointwise entry; reg4 and its masked class, row and split */
-	static const char *names[] = {"test_k0_pw", "test_k1_reg4", "test_k1_reg4m", "test_k1_row", "test_k1_split"};
+	/* the pointwise entry; reg4 and its masked class, row, split and tile */
+	ck_assert_int_eq(m->nentries, 1 + 5);
+	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m",
+	                              "test_k1_row",   "test_k1_split", "test_k1_tile"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -242,11 +245,14 @@ START_TEST(entries_and_arguments)
 		}
 		for (int j = k->nparams; j < e->nargs; j++)
 			ck_assert_int_eq(e->args[j].kind, path_args[e->path][j - k->nparams]);
-		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW ? 3 : e->path == CG_PATH_SPLIT ? 5 : 0));
+		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW     ? 3
+		                                          : e->path == CG_PATH_SPLIT ? 5
+		                                          : e->path == CG_PATH_TILE  ? 4
+		                                                                     : 0));
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[5] = {0};
+		bool want[6] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -258,8 +264,11 @@ START_TEST(entries_and_arguments)
 		ck_assert_int_eq(strstr(alone, "fz_ws") != NULL, e->path == CG_PATH_ROW || e->path == CG_PATH_SPLIT);
 		ck_assert_int_eq(strstr(alone, "fz_barrier") != NULL, e->path == CG_PATH_SPLIT);
 		ck_assert_int_eq(strstr(alone, "fz_ldr") != NULL, e->path == CG_PATH_REG);
-		/* the chunks aligned row by row: every path but the register path's class for multiples of V */
-		ck_assert_int_eq(strstr(alone, "fz_s = ") != NULL, e->path != CG_PATH_POINTWISE && (e->path != CG_PATH_REG || e->masked));
+		/* the chunks aligned row by row: every row path but the register path's class for multiples of V
+		 * and the staged rows (from the row's start in its tile) */
+		ck_assert_int_eq(strstr(alone, "fz_s = ") != NULL,
+		                 e->path == CG_PATH_ROW || e->path == CG_PATH_SPLIT || (e->path == CG_PATH_REG && e->masked));
+		ck_assert_int_eq(strstr(alone, "fz_tin<") != NULL, e->path == CG_PATH_TILE);
 		ck_assert_int_eq(strstr(alone, "fz_reduce") != NULL, e->path != CG_PATH_POINTWISE);
 	}
 	pipe_free(c);
@@ -303,9 +312,9 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the four entries (the register path's two classes, the general
-	 * loop, split rows) */
-	ck_assert_int_eq(lines, 16);
+	 * each of the five entries (the register path's two classes, the general
+	 * loop, split rows, staged rows) */
+	ck_assert_int_eq(lines, 20);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -374,7 +383,8 @@ START_TEST(deep_chain)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		ck_assert_int_eq(c->plan.nkernels, fused ? 1 : 2 * (DEPTH - 1) + 2);
-		/* a pointwise kernel has one entry, the row kernel four */
+		/* a pointwise kernel has one entry, the row kernel four (one row of
+		 * rank 1: nothing to stage) */
 		ck_assert_int_eq(c->module.nentries, c->plan.nkernels + 3);
 		ck_assert_msg(s < 60, "%s: %.1f s to compile", fused ? "fused" : "per-op", s);
 		/* the last link of the chain, in both */
@@ -408,23 +418,54 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(c->plan.nkernels, 1);
 	ck_assert_int_eq(c->module.kinfo[0].rk, 4); /* 4 chunks of 4 a thread in registers */
 	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 0); /* light f32 rows: no prefetch */
-	/* short rows: part of a warp per row, several rows a block, the row in
-	 * registers (no shared memory) */
+	/* short rows, many: a block's rows staged through shared memory, a
+	 * group of threads a row holding a chunk or two (64: 16 chunks, 8
+	 * threads, 32 rows a block), tiles of 32 * 64 + 4 elements of x and
+	 * y, then the rows' caches */
 	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 64});
-	ck_assert_int_eq(l.path, CG_PATH_REG);
-	ck_assert_uint_eq(l.block[0], 4);
+	ck_assert_int_eq(l.path, CG_PATH_TILE);
+	ck_assert_int_eq(l.rule, CG_RULE_TILE);
+	ck_assert_uint_eq(l.block[0], 8);
 	ck_assert_uint_eq(l.block[1], 32);
 	ck_assert_uint_eq(l.grid[0], 32768);
-	ck_assert_uint_eq(l.smem, 0);
+	ck_assert_int_eq(l.tiles, 2 * (32 * 64 + 4) * 4);
+	ck_assert_uint_eq(l.smem, 2 * (32 * 64 + 4) * 4 + 32 * 64 * 4);
 	ck_assert(!l.cooperative);
-	/* a length not a multiple of 4: the masked class, 17 chunks counted
-	 * from each row's alignment, 8 threads a row */
-	l = launch(c, 0, (int64_t[]){1 << 20, 63});
+	const CgEntry *te = &c->module.entries[l.entry];
+	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_CSTRIDE);
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), 64 * 4);
+	ck_assert_int_eq(te->args[te->nargs - 2].kind, CGARG_CBASE);
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 2]), l.tiles);
+	ck_assert_int_eq(te->args[te->nargs - 3].kind, CGARG_TILE); /* y's tile after x's */
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 3]), (32 * 64 + 4) * 4);
+	/* a thread a row for the shortest, 256 rows a block */
+	l = launch(c, 0, (int64_t[]){1 << 20, 7});
+	ck_assert_int_eq(l.path, CG_PATH_TILE);
+	ck_assert_uint_eq(l.block[0], 1);
+	ck_assert_uint_eq(l.block[1], 256);
+	/* too few rows to fill the device a tile a block: the register path,
+	 * more threads a row while the device is idle (a chunk each) */
+	l = launch(c, 0, (int64_t[]){1000, 64});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 16);
+	ck_assert_uint_eq(l.block[1], 8);
+	ck_assert_uint_eq(l.smem, 0);
+	/* longer: part of a warp a row, several rows a block, the row in
+	 * registers (no shared memory) */
+	l = launch(c, 0, (int64_t[]){1 << 20, 128});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 16);
+	ck_assert_uint_eq(l.grid[0], 65536);
+	ck_assert_uint_eq(l.smem, 0);
+	/* a length not a multiple of 4: the masked class, 33 chunks counted
+	 * from each row's alignment, 16 threads a row */
+	l = launch(c, 0, (int64_t[]){1 << 20, 127});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert_int_eq(l.rule, CG_RULE_REG_MASKED);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
-	ck_assert_uint_eq(l.block[0], 8);
-	ck_assert_uint_eq(l.block[1], 16);
+	ck_assert_uint_eq(l.block[0], 16);
+	ck_assert_uint_eq(l.block[1], 8);
 	ck_assert_uint_eq(l.smem, 0);
 	/* 1024: two warps a row, 4 chunks a lane */
 	l = launch(c, 0, (int64_t[]){32768, 1024});

@@ -236,7 +236,7 @@ START_TEST(plan_bounds)
 {
 	static const int64_t lens[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 256, 257,
 	                               1000, 1024, 1031, 2048, 4100};
-	static const int64_t rows[] = {1, 2, 3, 7};
+	static const int64_t rows[] = {1, 2, 3, 7, 100}; /* 100: several tiles a block (TILE) */
 	if (!have_cxx)
 		return;
 	int ran[NSCHED] = {0};
@@ -249,7 +249,7 @@ START_TEST(plan_bounds)
 		emu_build(c, &m);
 		for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
 			for (int sched = 0; sched < NSCHED; sched++) {
-				int64_t dims[2] = {rows[(li + (size_t)sched) % 4], lens[li]};
+				int64_t dims[2] = {rows[(li + (size_t)sched) % 5], lens[li]};
 				Run run = {.c = c, .m = &m, .dims = dims, .sched = (Sched)sched, .misalign = (int)(li % 3)};
 				snprintf(run.what, sizeof run.what, "%s (B=%lld N=%lld, %s%s)", bounds_programs[pi].name,
 				         (long long)dims[0], (long long)dims[1], sched_name[sched],
