@@ -559,7 +559,11 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	cg_entry_header(c, arena_printf(c->a, "rows of %s, %d pass%s over each row, then the epilogue",
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
 	                rp->describe(R));
-	bool lean = c->info->max_threads == 1024 && R->rk > 0;
+	/* 48 registers for lean kernels' entries, but the register path's masked
+	 * class spills there (80 bytes of softmax's) and was faster at 64 (H200:
+	 * softmax 8381x1001 31.1 -> 27.2 us, 270601x31 48.4 -> 41.3, rmsnorm
+	 * 2047x4099 29.5 -> 27.4; layernorm 2046x4099 36.1 -> 36.8) */
+	bool lean = c->info->max_threads == 1024 && R->rk > 0 && !(reg && rp->shifted);
 	cg_entry_signature(c, lean ? "FZ_LEAN_ROW" : arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
 	cw_begin(out);
 	cw_append(out, psb);

@@ -548,7 +548,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_reg4m: each row in registers, 4 chunks of 4 elements a thread, starting at the row's alignment, its first and last masked
 // Chosen for rows of other lengths, up to 4 chunks of 4 a thread of a group counted from the row's alignment (16381 a row), unless split.
-extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4m(
+extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_reg4m(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
 	float *__restrict__ out_inv,
