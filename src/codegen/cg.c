@@ -101,7 +101,6 @@ const char *cg_arg_name(Cg *c, const CgArg *a)
 	case CGARG_PARTIALS: return "fz_wpart";
 	case CGARG_SLOT: return arena_printf(c->a, "fz_so%d", a->index);
 	case CGARG_TILE: return arena_printf(c->a, "fz_tile%d", a->index);
-	case CGARG_CBASE: return "fz_cbase";
 	}
 	cg_internal(c, "argument kind %d", (int)a->kind);
 	return "fz_bad";

@@ -78,7 +78,6 @@ typedef enum CgArgKind {
 	CGARG_PARTIALS,   /* offset of split rows' partial results in the workspace (8-byte words) */
 	CGARG_SLOT,       /* byte offset of cache slot `index` in a row's cache */
 	CGARG_TILE,       /* TILE: byte offset in shared memory of the tile of parameter `index` */
-	CGARG_CBASE,      /* TILE: byte offset in shared memory of the rows' caches */
 } CgArgKind;
 
 typedef struct CgArg {
@@ -90,7 +89,7 @@ typedef struct CgEntry {
 	const char *symbol;         /* extern "C" name in the module */
 	int kernel;                 /* Plan kernel id */
 	CgPath path;
-	int K;                      /* REG: chunks a thread holds (its compile-time class) */
+	int K;                      /* REG, TILE: chunks a thread holds (its compile-time class) */
 	bool masked;                /* REG: the class for any row length (the row's chunks start at
 	                               its alignment, its first and last masked) */
 	CgArg *args;                /* the entry's arguments, in order */
@@ -160,7 +159,7 @@ typedef struct CgLaunch {
 	int64_t cstride;            /* bytes of one row's cache (0: none) */
 	int64_t cws;                /* byte offset of the row caches in the workspace, or -1 */
 	int64_t partials;           /* word offset of split rows' partials in the workspace */
-	int64_t tiles;              /* TILE: bytes of a block's tiles (the rows' caches follow) */
+	int64_t tiles;              /* TILE: bytes of a block's tiles */
 } CgLaunch;
 
 bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out);
@@ -176,6 +175,7 @@ typedef struct CgForce {
 	unsigned grid;              /* blocks (gridDim.x) */
 	bool global;                /* ROW, SPLIT: the row cache in the workspace */
 	bool masked;                /* REG: the masked class even for rows of a multiple of V */
+	int K;                      /* TILE: chunks a thread (its entry's class) */
 } CgForce;
 
 bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev,

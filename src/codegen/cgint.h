@@ -26,11 +26,11 @@
 
 #include "codegen/cg.h"
 
-/* Rows of at most this many chunks are staged through shared memory (the
- * TILE path), when many (launch.c's tile_rules; docs/performance.md). */
-#ifndef CG_TILE_CHUNKS
-#define CG_TILE_CHUNKS 16
-#endif
+/* Rows of at most this many chunks, not a multiple of V, are staged through
+ * shared memory (the TILE path), when many (launch.c's tile_rules;
+ * docs/performance.md); its entries hold 1, 2, ... CG_TILE_KMAX chunks a
+ * thread. */
+enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
  * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch

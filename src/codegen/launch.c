@@ -135,6 +135,7 @@ static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm /
 typedef struct Choice {
 	CgPath path;
 	bool masked;               /* REG: the masked class */
+	int K;                     /* TILE: chunks a thread (its entry's class) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
@@ -144,9 +145,12 @@ typedef struct Choice {
 static int find_entry(const CgModule *m, int k, CgPath path, int K, bool masked)
 {
 	const struct CgKernelInfo *ki = &m->kinfo[k];
-	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++)
-		if (m->entries[e].path == path && (path != CG_PATH_REG || (m->entries[e].K == K && m->entries[e].masked == masked)))
+	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
+		const CgEntry *en = &m->entries[e];
+		bool cls = path == CG_PATH_REG ? en->K == K && en->masked == masked : path == CG_PATH_TILE ? en->K == K : true;
+		if (en->path == path && cls)
 			return e;
+	}
 	return -1;
 }
 
@@ -171,7 +175,7 @@ static void row_workspace(const struct CgKernelInfo *ki, const Choice *ch, CgLau
 static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch, CgLaunch *out)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	out->entry = find_entry(m, k, ch->path, ki->rk, ch->masked);
+	out->entry = find_entry(m, k, ch->path, ch->path == CG_PATH_TILE ? ch->K : ki->rk, ch->masked);
 	out->path = ch->path;
 	out->rule = ch->rule;
 	out->resident = ch->resident;
@@ -189,15 +193,10 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 		out->smem = (unsigned)(ki->pf_bytes * ch->G * ch->R);
 		return ki->pf_bytes * ch->G * ch->R <= z->optin;
 	}
-	if (ch->path == CG_PATH_TILE) {
-		/* the tiles, then the rows' caches (chunks from the row's start) */
-		out->seg = cdiv(z->n, ki->vec) * ki->vec;
-		out->cache = ki->nslots > 0 ? CG_CACHE_SHARED : CG_CACHE_NONE;
-		out->cstride = cg_cache_layout(ki, out->seg, NULL);
+	if (ch->path == CG_PATH_TILE) { /* the tiles (the rows in registers, no cache) */
 		out->tiles = cg_tile_layout(ki, ch->R, z->n, NULL);
-		int64_t smem = out->tiles + out->cstride * ch->R;
-		out->smem = (unsigned)min64(smem, UINT_MAX);
-		return ki->ntiles > 0 && smem <= z->optin;
+		out->smem = (unsigned)min64(out->tiles, UINT_MAX);
+		return out->tiles <= z->optin && cdiv(z->n, ki->vec) <= ch->G * ch->K;
 	}
 	out->cache = ki->nslots > 0 ? ch->cache : CG_CACHE_NONE;
 	out->cstride = cg_cache_layout(ki, out->seg, NULL);
@@ -316,22 +315,23 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
 	ch->resident = true;
 }
 
-/* Short rows, many: staged through shared memory a block at a time (TILE).
- * false where they are not short, or too few to fill the device. */
+/* Short rows not a multiple of V, many: staged through shared memory a
+ * block at a time (TILE), each row in the registers of a thread (up to 4
+ * chunks) or of the fewest threads that hold it in 4 chunks each; 256
+ * threads a block. false where they are not short, are a multiple of V (the
+ * register path's vectors are then aligned: faster, measured), or too few
+ * to give every SM a tile. */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	int64_t chunks = cdiv(z->n, ki->vec);
-	if (ki->ntiles == 0 || z->n == 0 || chunks > CG_TILE_CHUNKS)
+	int64_t chunks = cdiv(z->n, ki->vec), kmax = min64(ki->rk, CG_TILE_KMAX);
+	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || z->n % ki->vec == 0 || chunks > CG_TILE_CHUNKS)
 		return false;
-	/* a chunk or two a thread, whole warps of 256-thread blocks */
-	int64_t G = min64(pow2ceil(cdiv(chunks, 2)), 32), R = 256 / G;
-	if (z->rows < z->sms * R)
+	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
+	int64_t R = 256 / G;
+	if (G > 32 || z->rows < z->sms * R)
 		return false;
-	int64_t cstride = cg_cache_layout(ki, chunks * ki->vec, NULL);
-	while (R * G > 32 && cg_tile_layout(ki, R, z->n, NULL) + cstride * R > z->optin / 4)
-		R /= 2;
-	*ch = (Choice){.path = CG_PATH_TILE, .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
+	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
 	               .rule = CG_RULE_TILE};
 	return true;
 }
@@ -433,7 +433,7 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	z.rows = out->rows;
 	z.n = out->n;
 	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
-	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0,
+	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .K = f->K,
 	             .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
 	             .rule = CG_RULE_FORCED};
@@ -471,7 +471,6 @@ int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *
 			off += cdiv(elems * ki->tile_bytes[t], 16) * 16;
 		return off;
 	}
-	case CGARG_CBASE: return l->tiles;
 	case CGARG_PARAM:
 	case CGARG_WORKSPACE: break;
 	}
@@ -501,7 +500,8 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
 		       "shared memory.";
 	case CG_PATH_TILE:
-		return arena_printf(a, "Chosen for many rows of at most %d elements.", CG_TILE_CHUNKS * V);
+		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunks of %d a thread), not a "
+		                       "multiple of %d.", CG_TILE_CHUNKS * V, e->K, V, V);
 	case CG_NPATHS: break;
 	}
 	return "Never chosen.";

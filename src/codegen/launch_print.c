@@ -51,8 +51,8 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->grid[1], (long long)l->seg);
 		return;
 	case CG_RULE_TILE:
-		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d) and the rows many: a block's %u rows staged "
-		              "through shared memory", N, n, CG_TILE_CHUNKS, V, l->block[1]);
+		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
+		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
 		return;
 	case CG_RULE_FORCED: sb_puts(sb, "forced (a test)"); return;
 	}
@@ -73,7 +73,7 @@ static const char *cache_words(CgCache c)
 static void print_values(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l)
 {
 	static const char *names[] = {[CGARG_SEG] = "fz_len", [CGARG_CSTRIDE] = "fz_cstride", [CGARG_CWS] = "fz_cws",
-	                              [CGARG_PARTIALS] = "fz_wpart", [CGARG_CBASE] = "fz_cbase"};
+	                              [CGARG_PARTIALS] = "fz_wpart"};
 	const CgEntry *e = &m->entries[l->entry];
 	int n = 0;
 	for (int i = 0; i < e->nargs; i++) {
@@ -106,9 +106,10 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	}
 	const CgEntry *e = &m->entries[l->entry];
 	sb_printf(sb, "  path       %s", cg_path_name(l->path));
-	if (l->path == CG_PATH_REG)
-		sb_printf(sb, ", %d chunks of %d a thread%s", e->K, ki->vec, e->masked ? ", the row's ends masked" : "");
-	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT || l->path == CG_PATH_TILE)
+	if (l->path == CG_PATH_REG || l->path == CG_PATH_TILE)
+		sb_printf(sb, ", %d chunk%s of %d a thread%s", e->K, e->K == 1 ? "" : "s", ki->vec,
+		          e->masked ? ", the row's ends masked" : "");
+	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT)
 		sb_printf(sb, ", %s", cache_words(l->cache));
 	sb_puts(sb, "\n  rule       ");
 	print_rule(sb, m, p, k, l);

@@ -149,7 +149,7 @@ static void emit_partials(RowK *R, int q, bool open)
 			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
 		if (open)
 			cw_line(R->w, "%s p%d = %s;", t, red, id);
-		else if (R->path->shifted)
+		else if (R->path->masked)
 			cw_line(R->w, "a%d = %s::f(a%d, p%d);", red, op, red, red);
 		else
 			cw_line(R->w, "a%d = j0 < fz_ei ? %s::f(a%d, p%d) : a%d;", red, op, red, red, red);
@@ -178,7 +178,7 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 	for (int i = 0; i < m->ncomp; i++)
 		if (!emit_node(R, m->comp[i]))
 			return false;
-	emit_accumulate(R, q, !reg ? ACC_CHECKED : R->path->shifted ? ACC_MASKED : ACC_CHUNK);
+	emit_accumulate(R, q, !reg ? ACC_CHECKED : R->path->masked ? ACC_MASKED : ACC_CHUNK);
 	for (int i = 0; i < nt; i++)
 		if (c->mark2[t[i]] == arr) {
 			c->mark2[t[i]] = 0;
@@ -424,7 +424,7 @@ static void emit_prologue(RowK *R, CgW *w)
 	}
 	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
 	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
-	if (R->path->path == CG_PATH_REG && !R->path->shifted)
+	if (!R->path->masked)
 		emit_vec_test(R, w);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
@@ -538,11 +538,12 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	for (int i = 0; i < k->nparams; i++)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
-	bool reg = rp->path == CG_PATH_REG;
-	cg_begin_entry(c, rp->path, reg ? R->rk : 0,
-	               reg ? arena_printf(c->a, "reg%d%s", R->rk, rp->shifted ? "m" : "") : cg_path_name(rp->path), args,
-	               nargs);
-	c->m->entries[c->m->nentries - 1].masked = reg && rp->shifted; /* the entry's compile-time class */
+	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
+	const char *suffix = reg    ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
+	                     : tile ? arena_printf(c->a, "tile%d", R->K)
+	                            : cg_path_name(rp->path);
+	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
+	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked; /* the entry's compile-time class */
 	c->helpers |= CGH_ROW | CGH_MINMAX | rp->helpers;
 	R->path = rp;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
@@ -562,8 +563,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	/* 48 registers for lean kernels' entries, but the register path's masked
 	 * class spills there (80 bytes of softmax's) and was faster at 64 (H200:
 	 * softmax 8381x1001 31.1 -> 27.2 us, 270601x31 48.4 -> 41.3, rmsnorm
-	 * 2047x4099 29.5 -> 27.4; layernorm 2046x4099 36.1 -> 36.8) */
-	bool lean = c->info->max_threads == 1024 && R->rk > 0 && !(reg && rp->shifted);
+	 * 2047x4099 29.5 -> 27.4; layernorm 2046x4099 36.1 -> 36.8); staged rows,
+	 * in registers the same way, spill there too (ptxas) */
+	bool lean = c->info->max_threads == 1024 && R->rk > 0 && !((reg || tile) && rp->masked);
 	cg_entry_signature(c, lean ? "FZ_LEAN_ROW" : arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
 	cw_begin(out);
 	cw_append(out, psb);
@@ -591,10 +593,17 @@ bool cg_row(Cg *c)
 		const RowPath *rp = row_paths[i];
 		bool has = rp->path == CG_PATH_REG     ? R.rk > 0
 		           : rp->path == CG_PATH_SPLIT ? R.P > 0
-		           : rp->path == CG_PATH_TILE  ? c->info->ntiles > 0
+		           : rp->path == CG_PATH_TILE  ? R.rk > 0 && c->info->ntiles > 0
 		                                       : true;
-		if (has)
+		/* the register path holds rk chunks a thread; staged rows 1, 2 or 4
+		 * (up to rk), an entry each (compiled on first use) */
+		int kmax = rp->path == CG_PATH_TILE && R.rk > CG_TILE_KMAX ? CG_TILE_KMAX : R.rk;
+		for (int K = rp->path == CG_PATH_TILE ? 1 : R.rk; has && ok && K <= kmax; K *= 2) {
+			R.K = K;
 			ok = emit_entry(&R, rp);
+			if (rp->path != CG_PATH_TILE)
+				break;
+		}
 	}
 	row_reset(&R);
 	return ok && !c->d->set;

@@ -45,12 +45,6 @@ void row_cache_pointers(RowK *R, CgW *w, bool split)
 	cw_line(w, ": reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + (%s * blockDim.y + threadIdx.y) * fz_cstride;",
 	        split ? "((unsigned long long)blockIdx.y * gridDim.x + blockIdx.x)" : "(unsigned long long)blockIdx.x");
 	cw_out(w);
-	row_cache_slot_pointers(R, w);
-}
-
-void row_cache_slot_pointers(RowK *R, CgW *w)
-{
-	Cg *c = R->c;
 	for (int i = 0; i < R->ncached; i++) {
 		NodeId id = R->cached[i];
 		const Node *n = &c->g->nodes[id];
@@ -109,15 +103,13 @@ static void emit_first_loads(RowK *R, const Closure *m, bool open, const char *s
 	}
 }
 
-bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, LoopKind kind)
+bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
 	CgW *w = R->w;
 	/* the thread's first chunk, and a chunk's place in the cache */
-	static const char *const starts[] = {[LOOP_ROW] = "fz_j - fz_s", [LOOP_SEG] = "fz_beg + fz_j", [LOOP_TILE] = "fz_j"};
-	static const char *const ats[] = {[LOOP_ROW] = "(j0 + fz_s)", [LOOP_SEG] = "(j0 - fz_beg)", [LOOP_TILE] = "j0"};
-	const char *start = starts[kind], *at = ats[kind];
+	const char *start = seg ? "fz_beg + fz_j" : "fz_j - fz_s", *at = seg ? "(j0 - fz_beg)" : "(j0 + fz_s)";
 	if (q == 0)
 		emit_first_loads(R, m, false, start);
 	cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
@@ -179,7 +171,7 @@ static void loop_row_head(RowK *R, CgW *w)
 
 static bool loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 {
-	return row_loop_chunks(R, q, m, t, nt, LOOP_ROW);
+	return row_loop_chunks(R, q, m, t, nt, false);
 }
 
 const RowPath row_loop_path = {
@@ -193,5 +185,6 @@ const RowPath row_loop_path = {
 	.exchange = NULL,
 	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = true,
 	.shifted = true,
 };

@@ -44,7 +44,7 @@ static bool any_pf(RowK *R)
 
 static const char *reg_describe(RowK *R)
 {
-	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s", R->rk, R->vec,
+	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s", R->K, R->vec,
 	                    R->path->shifted ? ", starting at the row's alignment, its first and last masked" : "",
 	                    any_pf(R) ? "; the next row prefetched into shared memory" : "");
 }
@@ -71,23 +71,28 @@ static void emit_pf_buffer(RowK *R, CgW *w)
 	}
 }
 
+void row_reg_start(RowK *R, CgW *w)
+{
+	cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
+}
+
 static void reg_prologue(RowK *R, CgW *w)
 {
 	bool pf = any_pf(R);
 	if (pf)
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
-	cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
+	row_reg_start(R, w);
 	if (pf)
 		emit_pf_buffer(R, w);
 }
 
-static void reg_row_head(RowK *R, CgW *w)
+void row_reg_row(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
 	for (int i = 0; i < R->ncached; i++) {
 		const Node *n = &c->g->nodes[R->cached[i]];
-		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->rk, R->vec);
+		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->K, R->vec);
 	}
 }
 
@@ -96,7 +101,7 @@ static void reg_row_head(RowK *R, CgW *w)
 static void open_chunks(RowK *R, CgW *w, const char *shift)
 {
 	cw_unroll(w);
-	cw_open(w, "for (int k = 0; k < %d; k++)", R->rk);
+	cw_open(w, "for (int k = 0; k < %d; k++)", R->K);
 	if (R->path->shifted)
 		cw_line(w, "const int j0 = fz_ji + k * fz_stepi - %s;", shift);
 	else
@@ -109,7 +114,7 @@ static void load_start(CgW *w) { cw_line(w, "const int jl = j0 < fz_ei ? j0 : 0;
  * the row: its start), or masked. */
 static void emit_load(RowK *R, int p, const char *o)
 {
-	if (R->path->shifted) {
+	if (R->path->masked) {
 		cw_line(R->w, "%s", row_load(R, p, o, "j0", "fz_ei"));
 		return;
 	}
@@ -159,10 +164,10 @@ static void emit_prefetched(RowK *R)
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
 		if (row_pf_here(R, id))
-			cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->rk, R->vec);
+			cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->K, R->vec);
 	}
 	cw_unroll(w);
-	cw_open(w, "for (int k = 0; k < %d; k++)", R->rk);
+	cw_open(w, "for (int k = 0; k < %d; k++)", R->K);
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
 		if (!row_pf_here(R, id))
@@ -182,7 +187,7 @@ static void emit_hoisted(RowK *R, NodeId id)
 {
 	Cg *c = R->c;
 	CgW *w = R->w;
-	cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->rk, R->vec);
+	cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->K, R->vec);
 	open_chunks(R, w, "fz_s");
 	emit_load(R, c->pin[id], arena_printf(c->a, "l%d[k]", id));
 	cw_close(w);
@@ -211,7 +216,7 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 		if (q == 0 && row_pf_here(R, id))
 			continue;
 		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
-		if (R->path->shifted)
+		if (R->path->masked)
 			cw_line(w, "%s", row_load(R, c->pin[id], arena_printf(c->a, "l%d", id), "j0", "fz_ei"));
 		else {
 			if (first)
@@ -223,7 +228,7 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 	}
 }
 
-static bool reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
+bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -248,7 +253,7 @@ static bool reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt
 			continue;
 		cw_line(w, "if (j0 < fz_ei)");
 		cw_in(w);
-		if (R->path->shifted)
+		if (R->path->masked)
 			cw_line(w, "%s", row_store(R, i, "j0", "fz_ei", reg_array(R, kp->node, q, whole)));
 		else
 			cw_line(w, "fz_str(%s, j0, fz_vec, %s);", row_ptr(R, i), reg_array(R, kp->node, q, whole));
@@ -267,11 +272,12 @@ const RowPath row_reg_path = {
 	.args = reg_args,
 	.describe = reg_describe,
 	.prologue = reg_prologue,
-	.row_head = reg_row_head,
-	.chunks = reg_chunks,
+	.row_head = row_reg_row,
+	.chunks = row_reg_chunks,
 	.exchange = NULL,
 	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = false,
 	.shifted = false,
 };
 
@@ -281,10 +287,11 @@ const RowPath row_regm_path = {
 	.args = reg_args,
 	.describe = reg_describe,
 	.prologue = reg_prologue,
-	.row_head = reg_row_head,
-	.chunks = reg_chunks,
+	.row_head = row_reg_row,
+	.chunks = row_reg_chunks,
 	.exchange = NULL,
 	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = true,
 	.shifted = true,
 };

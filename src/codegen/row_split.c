@@ -56,7 +56,7 @@ static void split_row_head(RowK *R, CgW *w)
 
 static bool split_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 {
-	return row_loop_chunks(R, q, m, t, nt, LOOP_SEG);
+	return row_loop_chunks(R, q, m, t, nt, true);
 }
 
 /* Every block of the row gets every block's partial results of pass q. */
@@ -97,5 +97,6 @@ const RowPath row_split_path = {
 	.exchange = split_exchange,
 	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0 && fz_seg == 0",
+	.masked = true,
 	.shifted = true,
 };

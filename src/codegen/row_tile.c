@@ -6,19 +6,22 @@
  * rows' layout (the inputs and outputs of the kernel's shape), which the
  * whole block copies into shared memory as 16-byte vectors from the span's
  * alignment (fz_tin), and the outputs' span back the same way (fz_tout)
- * once the rows are computed. In between, each row's group runs the general
- * loop (row_loop.c) on its row of the tile, element by element from shared
- * memory (fz_tld, fz_tst), its chunks counted from the row's start (a tile
- * needs no alignment; column operands such as layernorm's weight are then
- * aligned with them); values later passes need are in the row cache, in
- * shared memory after the tiles.
+ * once the rows are computed. In between, each row is held in the registers
+ * of its group as in the register path (row_reg.c), K chunks of V a thread
+ * counted from the row's start (a tile needs no alignment; column operands
+ * such as layernorm's weight are then aligned with them), loaded from and
+ * stored to its row of the tile element by element (fz_tld, fz_tst). K is
+ * the entry's compile-time class, 1, 2 or 4 (up to the register path's
+ * rk): a row of 7 f32 takes one thread of 2 chunks, not 4 (whose dead
+ * elements would be computed too).
  *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
  * sectors each, of different rows; its partial-sector stores kept the L2
- * busy (ncu, H200, softmax 1198373x7 in the register path: L2 86%, DRAM
- * 17%). Staged, every access to global memory is a whole vector of a
- * contiguous span. cg_launch takes it for short rows (docs/performance.md).
+ * busy (ncu, H200, softmax 1198373x7 in the register path's masked class:
+ * L2 86%, DRAM 17%). Staged, every access to global memory is a whole
+ * vector of a contiguous span. cg_launch takes it for many short rows not a
+ * multiple of V (docs/performance.md).
  */
 #include "codegen/rowint.h"
 
@@ -28,45 +31,34 @@ static int tile_args(RowK *R, CgArg *args)
 	int n = 0;
 	for (int t = 0; t < ki->ntiles; t++)
 		args[n++] = (CgArg){CGARG_TILE, ki->tile_param[t]};
-	if (ki->nslots == 0)
-		return n;
-	args[n++] = (CgArg){CGARG_CBASE, 0};
-	args[n++] = (CgArg){CGARG_CSTRIDE, 0};
-	for (int s = 1; s < ki->nslots; s++)
-		args[n++] = (CgArg){CGARG_SLOT, s};
 	return n;
 }
 
 static const char *tile_describe(RowK *R)
 {
-	(void)R;
-	return "short rows: the block's rows staged through shared memory, copied in and out as whole vectors; "
-	       "a group of threads a row, the row cache in shared memory after the tiles";
+	return arena_printf(R->c->a, "short rows: the block's rows staged through shared memory, copied in and out as "
+	                    "whole vectors; each row in registers, %d chunk%s of %d elements a thread", R->K,
+	                    R->K == 1 ? "" : "s", R->vec);
 }
 
-/* Shared memory: each staged stream's tile (fz_t<i>), the rows' caches. */
+/* Shared memory: each staged stream's tile (fz_t<i>). */
 static void tile_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
 	cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
-	cw_line(w, "const long long fz_j = (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;", R->vec,
-	        R->vec);
+	row_reg_start(R, w);
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *ty = cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype);
 		cw_line(w, "%s *fz_t%d = reinterpret_cast<%s *>(reinterpret_cast<unsigned char *>(fz_smem) + fz_tile%d); // %s",
 		        ty, i, ty, i, cg_param_name(c, i));
 	}
-	if (ki->nslots == 0)
-		return;
-	cw_line(w, "// the row cache: %d slot%s, in shared memory after the tiles", ki->nslots, ki->nslots == 1 ? "" : "s");
-	cw_line(w, "unsigned char *fz_cb = reinterpret_cast<unsigned char *>(fz_smem) + fz_cbase + threadIdx.y * fz_cstride;");
-	row_cache_slot_pointers(R, w);
 }
 
 /* The block's rows: their span fz_tb .. fz_te-1 of each staged input copied
- * into its tile; each staged stream's row there (fz_tr<i>). */
+ * into its tile; each staged stream's row there (fz_tr<i>); the row's
+ * registers. */
 static void tile_row_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
@@ -84,7 +76,7 @@ static void tile_row_head(RowK *R, CgW *w)
 		        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, i, i);
 	}
 	cw_line(w, "__syncthreads();");
-	cw_line(w, "const long long fz_e = fz_act ? fz_n : 0;");
+	row_reg_row(R, w);
 }
 
 /* The outputs' span back to global memory, once every row is written; the
@@ -102,11 +94,6 @@ static void tile_row_tail(RowK *R, CgW *w)
 	cw_line(w, "__syncthreads();");
 }
 
-static bool tile_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
-{
-	return row_loop_chunks(R, q, m, t, nt, LOOP_TILE);
-}
-
 const RowPath row_tile_path = {
 	.path = CG_PATH_TILE,
 	.helpers = CGH_TILE,
@@ -114,9 +101,10 @@ const RowPath row_tile_path = {
 	.describe = tile_describe,
 	.prologue = tile_prologue,
 	.row_head = tile_row_head,
-	.chunks = tile_chunks,
+	.chunks = row_reg_chunks,
 	.exchange = NULL,
 	.row_tail = tile_row_tail,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = true,
 	.shifted = false,
 };

@@ -47,11 +47,15 @@ typedef struct RowPath {
 	/* Per-row outputs are written by the group's first thread; of the first
 	 * segment only, for split rows. */
 	const char *row_store_cond;
+	/* A row's chunks may be partial (any row length): loads, stores and
+	 * reductions check each element of a chunk at the row's ends. false:
+	 * the register path's class for rows of a multiple of V. */
+	bool masked;
 	/* The row's chunks start where its primary stream is 16-byte aligned, row
-	 * by row (fz_s elements before the row's start), the first and last
-	 * chunk masked: any row length and any row alignment at full vector
-	 * width. false: the register path's entries for rows of a multiple of V
-	 * (fz_vec says once whether the launch's pointers are aligned). */
+	 * by row (fz_s elements before the row's start): any row alignment at
+	 * full vector width. false: from the row's start (rows of a multiple of
+	 * V, fz_vec saying once whether the launch's pointers are aligned; or a
+	 * row staged in shared memory, which needs no alignment). */
 	bool shifted;
 } RowPath;
 
@@ -64,6 +68,7 @@ struct RowK {
 	int vec;
 	int P;                  /* passes before the epilogue */
 	int rk;                 /* chunks a thread holds in registers (0: no register path) */
+	int K;                  /* the entry being written: chunks a thread holds (REG: rk; TILE: its class) */
 	int32_t rowc;           /* mark3 stamp: per-row values needed */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
@@ -137,14 +142,17 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 
 /* ---- the paths ----------------------------------------------------------- */
 
+/* row_reg.c: rows in registers, K chunks a thread, shared with staged rows
+ * (row_tile.c): the declarations before the loop over rows, a row's
+ * registers, and pass q's chunks. */
+void row_reg_start(RowK *R, CgW *w);
+void row_reg_row(RowK *R, CgW *w);
+bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
+
 /* row_loop.c: the general loop's chunks and cache pointers, shared with
- * split rows (from the segment's start) and staged short rows (from the
- * row's start: a tile needs no alignment). */
-typedef enum { LOOP_ROW, LOOP_SEG, LOOP_TILE } LoopKind;
-bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, LoopKind kind);
+ * split rows (seg: from the segment's start). */
+bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg);
 void row_cache_pointers(RowK *R, CgW *w, bool split);
-/* The pointers fz_c<id> of the cached values into a row's cache at fz_cb. */
-void row_cache_slot_pointers(RowK *R, CgW *w);
 int row_cache_args(RowK *R, CgArg *args);
 
 #endif

@@ -240,10 +240,14 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.masked = true;
 		f.threads = 96;
 	}
-	if (s == SCHED_TILE1 || s == SCHED_TILE4) { /* staged rows: a thread a row, 32 a tile; 4 threads, 16 rows */
+	if (s == SCHED_TILE1 || s == SCHED_TILE4) {
+		/* staged rows: a thread a row holding the fewest chunks (1, 2 or
+		 * 4), 32 rows a tile; 4 threads of 2 chunks a row, 16 rows */
+		int64_t chunks = cdiv(n, ki->vec);
 		f.path = CG_PATH_TILE;
 		f.threads = s == SCHED_TILE1 ? 1 : 4;
 		f.rows = s == SCHED_TILE1 ? 32 : 16;
+		f.K = s == SCHED_TILE1 ? (chunks <= 1 ? 1 : chunks <= 2 ? 2 : 4) : 2;
 	}
 	f.global = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE;
 	if (s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE) {

@@ -218,7 +218,7 @@ END_TEST
 static const CgArgKind path_args[CG_NPATHS][5] = {
 	[CG_PATH_ROW] = {CGARG_WORKSPACE, CGARG_CSTRIDE, CGARG_CWS},
 	[CG_PATH_SPLIT] = {CGARG_WORKSPACE, CGARG_SEG, CGARG_PARTIALS, CGARG_CSTRIDE, CGARG_CWS},
-	[CG_PATH_TILE] = {CGARG_TILE, CGARG_TILE, CGARG_CBASE, CGARG_CSTRIDE},
+	[CG_PATH_TILE] = {CGARG_TILE, CGARG_TILE},
 };
 
 /* One entry per path a kernel can take, named after it, its arguments the
@@ -229,10 +229,11 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	/* the pointwise entry; reg4 and its masked class, row, split and tile */
-	ck_assert_int_eq(m->nentries, 1 + 5);
-	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m",
-	                              "test_k1_row",   "test_k1_split", "test_k1_tile"};
+	/* the pointwise entry; reg4 and its masked class, row, split and the
+	 * tile's three classes */
+	ck_assert_int_eq(m->nentries, 1 + 7);
+	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m", "test_k1_row",
+	                              "test_k1_split", "test_k1_tile1", "test_k1_tile2", "test_k1_tile4"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -247,12 +248,12 @@ START_TEST(entries_and_arguments)
 			ck_assert_int_eq(e->args[j].kind, path_args[e->path][j - k->nparams]);
 		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW     ? 3
 		                                          : e->path == CG_PATH_SPLIT ? 5
-		                                          : e->path == CG_PATH_TILE  ? 4
+		                                          : e->path == CG_PATH_TILE  ? 2
 		                                                                     : 0));
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[6] = {0};
+		bool want[8] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -312,9 +313,9 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the five entries (the register path's two classes, the general
-	 * loop, split rows, staged rows) */
-	ck_assert_int_eq(lines, 20);
+	 * each of the seven entries (the register path's two classes, the
+	 * general loop, split rows, the three classes of staged rows) */
+	ck_assert_int_eq(lines, 28);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -418,31 +419,36 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(c->plan.nkernels, 1);
 	ck_assert_int_eq(c->module.kinfo[0].rk, 4); /* 4 chunks of 4 a thread in registers */
 	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 0); /* light f32 rows: no prefetch */
-	/* short rows, many: a block's rows staged through shared memory, a
-	 * group of threads a row holding a chunk or two (64: 16 chunks, 8
-	 * threads, 32 rows a block), tiles of 32 * 64 + 4 elements of x and
-	 * y, then the rows' caches */
-	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 64});
+	/* short rows not a multiple of V, many: a block's rows staged through
+	 * shared memory, each row in registers: 63 is 16 chunks, 4 threads of
+	 * 4 chunks, 64 rows a block; tiles of 64 * 63 + 4 elements of x and y */
+	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 63});
 	ck_assert_int_eq(l.path, CG_PATH_TILE);
 	ck_assert_int_eq(l.rule, CG_RULE_TILE);
-	ck_assert_uint_eq(l.block[0], 8);
-	ck_assert_uint_eq(l.block[1], 32);
-	ck_assert_uint_eq(l.grid[0], 32768);
-	ck_assert_int_eq(l.tiles, 2 * (32 * 64 + 4) * 4);
-	ck_assert_uint_eq(l.smem, 2 * (32 * 64 + 4) * 4 + 32 * 64 * 4);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
+	ck_assert_uint_eq(l.block[0], 4);
+	ck_assert_uint_eq(l.block[1], 64);
+	ck_assert_uint_eq(l.grid[0], 16384);
+	ck_assert_int_eq(l.tiles, 2 * (64 * 63 + 4) * 4);
+	ck_assert_uint_eq(l.smem, l.tiles);
 	ck_assert(!l.cooperative);
 	const CgEntry *te = &c->module.entries[l.entry];
-	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_CSTRIDE);
-	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), 64 * 4);
-	ck_assert_int_eq(te->args[te->nargs - 2].kind, CGARG_CBASE);
-	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 2]), l.tiles);
-	ck_assert_int_eq(te->args[te->nargs - 3].kind, CGARG_TILE); /* y's tile after x's */
-	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 3]), (32 * 64 + 4) * 4);
-	/* a thread a row for the shortest, 256 rows a block */
+	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's tile after x's */
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (64 * 63 + 4) * 4);
+	/* the shortest: a thread a row of the fewest chunks, 256 rows a block */
 	l = launch(c, 0, (int64_t[]){1 << 20, 7});
-	ck_assert_int_eq(l.path, CG_PATH_TILE);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2");
 	ck_assert_uint_eq(l.block[0], 1);
 	ck_assert_uint_eq(l.block[1], 256);
+	l = launch(c, 0, (int64_t[]){1 << 20, 3});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1");
+	/* a multiple of 4: the register path's aligned vectors (faster than the
+	 * tile, measured) */
+	l = launch(c, 0, (int64_t[]){1 << 20, 64});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 4);
+	ck_assert_uint_eq(l.block[1], 32);
+	ck_assert_uint_eq(l.smem, 0);
 	/* too few rows to fill the device a tile a block: the register path,
 	 * more threads a row while the device is idle (a chunk each) */
 	l = launch(c, 0, (int64_t[]){1000, 64});
@@ -458,9 +464,14 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.block[1], 16);
 	ck_assert_uint_eq(l.grid[0], 65536);
 	ck_assert_uint_eq(l.smem, 0);
-	/* a length not a multiple of 4: the masked class, 33 chunks counted
-	 * from each row's alignment, 16 threads a row */
+	/* 127: still staged (32 chunks), 8 threads of 4 chunks a row */
 	l = launch(c, 0, (int64_t[]){1 << 20, 127});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 32);
+	/* longer, not a multiple of 4: the masked class, 34 chunks counted from
+	 * each row's alignment, 16 threads a row */
+	l = launch(c, 0, (int64_t[]){1 << 20, 133});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert_int_eq(l.rule, CG_RULE_REG_MASKED);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
