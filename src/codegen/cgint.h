@@ -196,6 +196,12 @@ const char *cg_extent(Cg *c, const Kernel *k, int lo, int hi);
  * px). */
 const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
                       CgW *w);
+/* cg_offset in 32-bit unsigned arithmetic (its constants declared
+ * unsigned, `var` an unsigned expression), for index spaces of fewer than
+ * 2^32 elements, which the caller tests: a 64-bit division is a call of
+ * about 100 instructions (SASS), a 32-bit one a few. */
+const char *cg_offset_u32(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
+                          CgW *w);
 /* A pointwise kernel's broadcast operand: `auto px = [=](long long i, long
  * long &r, auto div)` giving the offset of element i of the kernel's index
  * space in an operand with these runs, and in r the position of i in the

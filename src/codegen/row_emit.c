@@ -366,20 +366,32 @@ static void emit_offsets(RowK *R, CgW *before, CgW *inside, CgW *next)
 		}
 	if (prefetch)
 		cw_line(next, "const long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;");
+	bool small = false;
 	for (int i = 0; i < k->nparams; i++) {
 		if (!R->roff[i] || !R->used[i] || R->rdecl[i] != i)
 			continue;
 		const Node *n = &c->g->nodes[k->params[i].node];
 		CgRun runs[FZ_MAX_RANK];
 		int nr = cg_runs(n, R->r, k->domain, R->r - 1, runs);
+		const char *per = row_is_colv(R, k->params[i].node) ? " * fz_n" : "";
 		for (int nx = 0; nx < (pf[i] ? 2 : 1); nx++) {
-			const char *name = arena_printf(c->a, nx ? "fz_q%d" : "fz_r%d", i);
-			const char *off = cg_offset(c, k, runs, nr, R->r - 1, name, nx ? "fz_rn" : "fz_rr", before);
-			cw_line(nx ? next : inside, "const long long %s = %s%s;", name,
-			        nr == 1 && runs[0].kept ? off : arena_printf(c->a, "(%s)", off),
-			        row_is_colv(R, k->params[i].node) ? " * fz_n" : "");
+			const char *name = arena_printf(c->a, nx ? "fz_q%d" : "fz_r%d", i), *row = nx ? "fz_rn" : "fz_rr";
+			const char *off = cg_offset(c, k, runs, nr, R->r - 1, name, row, before);
+			if (nr == 1 && runs[0].kept) { /* the row's own index: no division */
+				cw_line(nx ? next : inside, "const long long %s = %s%s;", name, off, per);
+				continue;
+			}
+			/* a broadcast operand's row (a mask [B, 1, 1, K]): a division a
+			 * row, in 32 bits where the rows are fewer than 2^32 */
+			const char *off32 = cg_offset_u32(c, k, runs, nr, R->r - 1, arena_printf(c->a, "%su", name),
+			                                  arena_printf(c->a, "(unsigned)%s", row), before);
+			cw_line(nx ? next : inside, "const long long %s = (fz_small ? (long long)(%s) : (%s))%s;", name, off32,
+			        off, per);
+			small = true;
 		}
 	}
+	if (small)
+		cw_line(before, "const bool fz_small = fz_rows <= 0xffffffffLL;");
 }
 
 /* The scalar inputs' names (declared in the prologue). */

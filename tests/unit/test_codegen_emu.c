@@ -110,7 +110,7 @@ END_TEST
 static const struct {
 	const char *name, *src;
 	int ndims;
-	int64_t sizes[2][3];
+	int64_t sizes[2][4];
 } programs[] = {
 	/* broadcasting patterns: suffix, per-row, a middle axis, scalars */
 	{"bcast", "in x: f32[A, B, N]\nin s: f32[N]\nin r: f32[A, B, 1]\nin m: f32[A, 1, N]\nin k: f32\nin o: f32[1]\n"
@@ -166,6 +166,10 @@ static const struct {
 	 {{3, 37}, {2, 64}}},
 	{"empty_rows", "in x: f32[B, N]\nin i: i32[B, N]\nout s = sum(x)\nout m = mean(x)\nout k = mean(i)\n"
 	               "out y = x - mean(x)\n", 2, {{3, 0}, {0, 4}}},
+	/* a mask broadcast over heads and queries (its row a division of the
+	 * row's index), odd and aligned key lengths */
+	{"mask4", "in x: f16[B, H, Q, K]\nin m: bool[B, 1, 1, K]\ns = where(m, x * 0.125, -30000.0)\n"
+	          "e = exp(s - max(s))\nout y = e / sum(e)\n", 4, {{2, 3, 5, 37}, {3, 2, 2, 64}}},
 	/* rows of rank 3, per-row outputs, a per-row input, several reductions in a pass */
 	{"rank3", "in x: f32[A, B, N]\nin r: f32[A, B, 1]\nmu = mean(x)\nv = mean(x * x) - mu * mu\n"
 	          "out y = (x - mu) * rsqrt(v + 1e-5) + r\nout m = max(x) + r\nout v2 = v\n", 3, {{2, 3, 17}, {1, 2, 64}}},
