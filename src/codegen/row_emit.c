@@ -202,7 +202,7 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
 		return arena_printf(R->c->a, "fz_tld(%s, fz_tr%d, %s, %s);", o, i, j0, n);
 	const char *ptr = row_ptr(R, i);
-	if (R->aligned[i])
+	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
 		return arena_printf(R->c->a, "fz_ldm(%s, %s, %s, %s, fz_v%d);", o, ptr, j0, n, i);
 	return arena_printf(R->c->a, "fz_ldc(%s, %s, %s, %s);", o, ptr, j0, n);
 }

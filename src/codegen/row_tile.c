@@ -10,7 +10,8 @@
  * of its group as in the register path (row_reg.c), K chunks of V a thread
  * counted from the row's start (a tile needs no alignment; column operands
  * such as layernorm's weight are then aligned with them), loaded from and
- * stored to its row of the tile element by element (fz_tld, fz_tst). K is
+ * stored to its row of the tile element by element (fz_tld, fz_tst); other
+ * streams load whole chunks where the row's start is aligned. K is
  * the entry's compile-time class, 1, 2 or 4 (up to the register path's
  * rk): a row of 7 f32 takes one thread of 2 chunks, not 4 (whose dead
  * elements would be computed too).
@@ -76,6 +77,12 @@ static void tile_row_head(RowK *R, CgW *w)
 		        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, i, i);
 	}
 	cw_line(w, "__syncthreads();");
+	/* the other streams (column operands, masks of another layout): their
+	 * chunks are aligned where the row's start is */
+	for (int i = 0; i < R->k->nparams; i++)
+		if (R->used[i] && row_is_stream(R, i) && row_tile_of(R, i) < 0)
+			cw_line(w, "const bool fz_v%d = fz_aligned(%s, %d);", i, row_ptr(R, i),
+			        cg_vec_align(R->vec, (fz_dtype)c->g->nodes[R->k->params[i].node].dtype));
 	row_reg_row(R, w);
 }
 

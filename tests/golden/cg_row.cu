@@ -198,9 +198,20 @@ template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const
 // primary stream is 16-byte aligned, so its first chunk may start before the row
 // (j0 < 0) and its last end past it (n). Elements outside 0 .. n-1 are neither
 // read (they load as zero) nor written; whole chunks move as one vector when
-// `vec` says the stream's row is aligned like the primary's.
+// `vec` says the stream's row is aligned like the primary's. The rest (a row's
+// first and last chunk) are calls, not inlined: twice a row, and it keeps each
+// entry's code, so NVRTC's time, near the register path's.
 __device__ __forceinline__ bool fz_inrow(int i, int n) { return (unsigned)i < (unsigned)n; }
 __device__ __forceinline__ bool fz_inrow(long long i, long long n) { return (unsigned long long)i < (unsigned long long)n; }
+template <class C, class S, int V, class I>
+__device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, I n)
+{
+	fz_vec<C, V> r;
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		r.e[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);
+	return r;
+}
 template <class C, class S, int V, class I>
 __device__ __forceinline__ void fz_ldm(C (&o)[V], const S *__restrict__ p, I j0, I n, bool vec)
 {
@@ -208,35 +219,42 @@ __device__ __forceinline__ void fz_ldm(C (&o)[V], const S *__restrict__ p, I j0,
 		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
 		fz_unpack(o, v);
 	} else {
+		const fz_vec<C, V> r = fz_ldm_part<C, S, V, I>(p, j0, n);
 #pragma unroll
 		for (int u = 0; u < V; u++)
-			o[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);
+			o[u] = r.e[u];
 	}
+}
+template <class S, int V, class I>
+__device__ __noinline__ void fz_stm_part(S *__restrict__ p, I j0, I n, fz_vec<S, V> v)
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		if (fz_inrow(j0 + u, n))
+			p[j0 + u] = v.e[u];
 }
 template <class C, class S, int V, class I>
 __device__ __forceinline__ void fz_stm(S *__restrict__ p, I j0, I n, bool vec, const C (&o)[V])
 {
-	if (vec && j0 >= 0 && j0 + V <= n) {
-		fz_vec<S, V> v;
-		fz_pack(v, o);
+	fz_vec<S, V> v;
+	fz_pack(v, o);
+	if (vec && j0 >= 0 && j0 + V <= n)
 		*reinterpret_cast<fz_vec<S, V> *>(p + j0) = v;
-	} else {
-#pragma unroll
-		for (int u = 0; u < V; u++)
-			if (fz_inrow(j0 + u, n))
-				fz_out(p[j0 + u], o[u]);
-	}
+	else
+		fz_stm_part<S, V, I>(p, j0, n, v);
 }
 // A stream whose chunks are not aligned with the row's (a column operand such
 // as layernorm's weight, whose offset from the row's alignment changes from row
 // to row; a mask of another layout): a whole chunk from the aligned blocks that
 // hold it, each word shifted into place (a select of the block's word and a
 // funnel shift of two), instead of V loads of one element. Element by element
-// where those blocks would reach outside p[0 .. n-1].
+// where those blocks would reach outside p[0 .. n-1]. A call, not inlined (it
+// made layernorm's masked entry take 110 ms of NVRTC instead of 82).
 template <int B> struct alignas(B) fz_blk { unsigned w[B / 4]; };
 template <class C, class S, int V, class I>
-__device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0, I n)
+__device__ __noinline__ fz_vec<C, V> fz_ldc_chunk(const S *__restrict__ p, I j0, I n)
 {
+	C o[V];
 	constexpr int CB = (int)sizeof(S) * V, B = CB < 16 ? CB : 16, NB = CB / B, W = B / 4;
 	const unsigned long long a = (unsigned long long)(p + j0), off = a & (B - 1), A = a - off;
 	if (B >= 4 && CB % B == 0 && j0 >= 0 && j0 + V <= n && A >= (unsigned long long)p &&
@@ -273,6 +291,19 @@ __device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0,
 		for (int u = 0; u < V; u++)
 			o[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);
 	}
+	fz_vec<C, V> r;
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		r.e[u] = o[u];
+	return r;
+}
+template <class C, class S, int V, class I>
+__device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0, I n)
+{
+	const fz_vec<C, V> r = fz_ldc_chunk<C, S, V, I>(p, j0, n);
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		o[u] = r.e[u];
 }
 // Rows held in registers: a whole vector of a row whose length is a multiple
 // of V (no per-element bounds checks), 32-bit offsets.
@@ -394,22 +425,22 @@ template <int V, class S> __device__ __forceinline__ int fz_toff(const S *p, lon
 {
 	return (int)((unsigned long long)(p + b) / sizeof(S) % V);
 }
-// Four chunks a thread at a time, their loads issued before any store: a
-// thread has four 16-byte loads in flight, not one.
+// Two chunks a thread at a time, their loads issued before any store: a thread
+// has two 16-byte loads in flight, not one (four cost NVRTC 10 ms more).
 template <int V, class S> __device__ __forceinline__ void fz_tin(S *t, const S *__restrict__ p, long long b, long long e, int o)
 {
 	const long long ts = b - o, step = (long long)blockDim.x * blockDim.y * V;
 	const unsigned A = sizeof(S) * V < 16 ? sizeof(S) * V : 16;
-	for (long long c0 = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c0 < e; c0 += 4 * step) {
-		fz_vec<S, V> v[4];
+	for (long long c0 = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c0 < e; c0 += 2 * step) {
+		fz_vec<S, V> v[2];
 #pragma unroll
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 2; i++) {
 			const long long c = c0 + i * step;
 			if (c >= b && c + V <= e && fz_aligned(p + c, A))
 				v[i] = *reinterpret_cast<const fz_vec<S, V> *>(p + c);
 		}
 #pragma unroll
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 2; i++) {
 			const long long c = c0 + i * step;
 			S *d = t + (c - ts);
 			if (c >= b && c + V <= e && fz_aligned(p + c, A)) {
@@ -917,6 +948,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
 		const int fz_o3 = fz_toff<4>(out_y, fz_tb);
 		float *fz_tr3 = fz_t3 + fz_o3 + (int)threadIdx.y * (int)fz_n;
 		__syncthreads();
+		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[1][4];
 		float fz_g4[1][4];
@@ -972,7 +1004,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_ei);
+				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1028,6 +1060,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile2(
 		const int fz_o3 = fz_toff<4>(out_y, fz_tb);
 		float *fz_tr3 = fz_t3 + fz_o3 + (int)threadIdx.y * (int)fz_n;
 		__syncthreads();
+		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[2][4];
 		float fz_g4[2][4];
@@ -1083,7 +1116,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile2(
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_ei);
+				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1139,6 +1172,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 		const int fz_o3 = fz_toff<4>(out_y, fz_tb);
 		float *fz_tr3 = fz_t3 + fz_o3 + (int)threadIdx.y * (int)fz_n;
 		__syncthreads();
+		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[4][4];
 		float fz_g4[4][4];
@@ -1194,7 +1228,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_ei);
+				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
