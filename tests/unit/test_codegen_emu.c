@@ -209,6 +209,24 @@ START_TEST(split_long_rows)
 }
 END_TEST
 
+/* Many short rows, as the launch's own choice stages them (TILE on the
+ * emulator's device of two SMs: a tile a block on each), with column
+ * operands (layernorm's weight and bias) and per-row outputs. */
+START_TEST(staged_rows)
+{
+	static const struct {
+		const char *file;
+		int64_t sizes[3][2];
+	} cases[] = {
+		{"examples/layernorm.fz", {{300, 31}, {600, 7}, {70, 127}}},
+		{"examples/layernorm_bf16.fz", {{600, 31}, {600, 7}, {70, 127}}},
+		{"examples/rmsnorm.fz", {{300, 31}, {600, 3}, {70, 127}}},
+		{"examples/logsumexp.fz", {{300, 31}, {600, 7}, {70, 127}}},
+	};
+	check_program(cases[_i].file, read_text(cases[_i].file), 3, 2, &cases[_i].sizes[0][0]);
+}
+END_TEST
+
 /* ---- the launch plan and the kernel agree ----------------------------------------------- */
 
 /* Every path of these row kernels, over row lengths around every chunk and
@@ -406,6 +424,7 @@ static Suite *emu_suite(void)
 	tcase_set_timeout(t, 300);
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
 	tcase_add_test(t, split_long_rows);
+	tcase_add_loop_test(t, staged_rows, 0, 4);
 	suite_add_tcase(s, t);
 	t = tcase_create("bounds");
 	tcase_set_timeout(t, 600);
