@@ -8,6 +8,7 @@
  *   POINTWISE   <kernel>_pw      elementwise: a chunk a thread as vectors, the rest
  *                                element by element
  *   REG         <kernel>_reg<K>  rows held in registers, K chunks a thread
+ *               (_reg<K>m: any row length, chunks from the row's alignment)
  *   ROW         <kernel>_row     a group of threads a row, the row cached in
  *                                shared memory or in the workspace
  *   SPLIT       <kernel>_split   several blocks a row (cooperative), their

@@ -17,11 +17,15 @@
  * chunks (the kernel's element loop takes what a smaller grid leaves).
  *
  * Rows:
+ *   - TILE first: many rows of at most CG_TILE_CHUNKS chunks, not a
+ *     multiple of V, staged through shared memory 256 threads a block, a
+ *     row in the registers of one thread of the fewest chunks (K = 1, 2,
+ *     4) or of the fewest threads of 4;
  *   - threads per row G: about 8 chunks a thread (as many as the register
- *     path holds, rk, where it applies), a power of two up to the entries'
- *     thread bound, raised while the rows leave most of the device idle;
- *     whole warps: G <= 32 takes 128 / G rows a block (shuffles only), a
- *     larger G a block a row;
+ *     path holds, rk, where it applies), up to the entries' thread bound,
+ *     raised while the rows leave most of the device idle; G <= 32 a power
+ *     of two taking 128 / G rows a block (shuffles only), a larger G whole
+ *     warps, a block a row;
  *   - REG, the row in registers, for rows of at most rk chunks a thread of
  *     the group (and, where the kernel prefetches, a buffer that fits): no
  *     row cache; with prefetch, as many blocks as are resident, each looping

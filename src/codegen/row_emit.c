@@ -7,7 +7,9 @@
  * split rows, the exchange between the blocks of a row), then the per-row
  * values the next pass needs; after the epilogue, the per-row outputs. What
  * differs between paths (their state, their chunk loop, their exchange) is
- * a RowPath (rowint.h), one file each: row_reg.c, row_loop.c, row_split.c.
+ * a RowPath (rowint.h), one file each: row_reg.c, row_loop.c, row_split.c,
+ * row_tile.c. Paths whose chunks start at the row's alignment get the row's
+ * shift and vector tests here (emit_shift), after its offsets.
  *
  * An entry is written body first: the prologue tests the alignment of the
  * parameters the body used, so it is written last and put in front.
