@@ -36,6 +36,7 @@ const char *cg_path_name(CgPath path)
 	case CG_PATH_REG: return "reg";
 	case CG_PATH_ROW: return "row";
 	case CG_PATH_SPLIT: return "split";
+	case CG_PATH_TILE: return "tile";
 	case CG_NPATHS: break;
 	}
 	return "?";
@@ -99,6 +100,7 @@ const char *cg_arg_name(Cg *c, const CgArg *a)
 	case CGARG_CWS: return "fz_cws";
 	case CGARG_PARTIALS: return "fz_wpart";
 	case CGARG_SLOT: return arena_printf(c->a, "fz_so%d", a->index);
+	case CGARG_TILE: return arena_printf(c->a, "fz_tile%d", a->index);
 	}
 	cg_internal(c, "argument kind %d", (int)a->kind);
 	return "fz_bad";

@@ -8,10 +8,14 @@
  *   POINTWISE   <kernel>_pw      elementwise: a chunk a thread as vectors, the rest
  *                                element by element
  *   REG         <kernel>_reg<K>  rows held in registers, K chunks a thread
+ *               (_reg<K>m: any row length, chunks from the row's alignment)
  *   ROW         <kernel>_row     a group of threads a row, the row cached in
  *                                shared memory or in the workspace
  *   SPLIT       <kernel>_split   several blocks a row (cooperative), their
  *                                partial results through the workspace
+ *   TILE        <kernel>_tile    short rows: a block's rows staged through
+ *                                shared memory, copied in and out as whole
+ *                                16-byte vectors of their contiguous span
  *
  * cg_launch decides, on the host and nowhere else, everything about a
  * launch: the path, the geometry, the shared memory and the workspace, and
@@ -52,10 +56,11 @@ typedef enum CgPath {
 	CG_PATH_REG,
 	CG_PATH_ROW,
 	CG_PATH_SPLIT,
+	CG_PATH_TILE,
 	CG_NPATHS
 } CgPath;
 
-/* "pointwise", "reg", "row", "split" */
+/* "pointwise", "reg", "row", "split", "tile" */
 const char *cg_path_name(CgPath path);
 
 /* Where a row kernel's row cache (values a later pass reads again) lives. */
@@ -73,6 +78,7 @@ typedef enum CgArgKind {
 	CGARG_CWS,        /* byte offset of the row caches in the workspace; -1: in shared memory */
 	CGARG_PARTIALS,   /* offset of split rows' partial results in the workspace (8-byte words) */
 	CGARG_SLOT,       /* byte offset of cache slot `index` in a row's cache */
+	CGARG_TILE,       /* TILE: byte offset in shared memory of the tile of parameter `index` */
 } CgArgKind;
 
 typedef struct CgArg {
@@ -84,7 +90,9 @@ typedef struct CgEntry {
 	const char *symbol;         /* extern "C" name in the module */
 	int kernel;                 /* Plan kernel id */
 	CgPath path;
-	int K;                      /* REG: chunks a thread holds (its compile-time class) */
+	int K;                      /* REG, TILE: chunks a thread holds (its compile-time class) */
+	bool masked;                /* REG: the class for any row length (the row's chunks start at
+	                               its alignment, its first and last masked) */
 	CgArg *args;                /* the entry's arguments, in order */
 	int nargs;
 	const char *text;           /* its CUDA C (the prelude is not in it) */
@@ -112,13 +120,15 @@ typedef enum CgRule {
 	CG_RULE_EMPTY,          /* nothing to do */
 	CG_RULE_PW,             /* pointwise: a chunk a thread, a block per 256 chunks */
 	CG_RULE_REG,            /* the row fits the register path */
+	CG_RULE_REG_MASKED,     /* the row fits the register path's masked class (not a multiple of V) */
 	CG_RULE_ROW_NO_REG,     /* ROW: the kernel has no register path (what it carries would not fit) */
-	CG_RULE_ROW_UNALIGNED,  /* ROW: the row length is not a positive multiple of V */
+	CG_RULE_ROW_EMPTY,      /* ROW: rows of no elements (their per-row outputs) */
 	CG_RULE_ROW_LONG,       /* ROW: the row is longer than the register path holds */
 	CG_RULE_ROW_PREFETCH,   /* ROW: the register path's prefetch buffer would not fit */
 	CG_RULE_ROW_GLOBAL,     /* ROW: many rows too long to cache in shared memory */
 	CG_RULE_SPLIT_FEW,      /* too few rows to fill the device */
 	CG_RULE_SPLIT_LONG,     /* rows too long for one block's shared memory */
+	CG_RULE_TILE,           /* short rows, many: staged through shared memory */
 	CG_RULE_FORCED          /* cg_launch_forced */
 } CgRule;
 
@@ -145,10 +155,12 @@ typedef struct CgLaunch {
 	                               may cut it to what the compiled entry's
 	                               registers really let fit */
 	int64_t rows, n;            /* row kernels: rows, and elements a row */
-	int64_t seg;                /* elements of a row one block takes */
+	int64_t seg;                /* elements of a row one block takes (counted from the row's
+	                               alignment: SPLIT's segments, ROW's row cache) */
 	int64_t cstride;            /* bytes of one row's cache (0: none) */
 	int64_t cws;                /* byte offset of the row caches in the workspace, or -1 */
 	int64_t partials;           /* word offset of split rows' partials in the workspace */
+	int64_t tiles;              /* TILE: bytes of a block's tiles */
 } CgLaunch;
 
 bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out);
@@ -163,6 +175,8 @@ typedef struct CgForce {
 	unsigned splits;            /* blocks a row (S, SPLIT) */
 	unsigned grid;              /* blocks (gridDim.x) */
 	bool global;                /* ROW, SPLIT: the row cache in the workspace */
+	bool masked;                /* REG: the masked class even for rows of a multiple of V */
+	int K;                      /* TILE: chunks a thread (its entry's class) */
 } CgForce;
 
 bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev,

@@ -12,7 +12,7 @@
  *                 row cache, prefetch), row_emit.c writes what every path
  *                 shares (passes, reductions, per-row values), then one file
  *                 per path: row_reg.c (REG), row_loop.c (ROW), row_split.c
- *                 (SPLIT); rowint.h is what they share
+ *                 (SPLIT), row_tile.c (TILE); rowint.h is what they share
  *   launch.c      cg_launch: the rules that choose a path and its geometry,
  *                 and the one place that completes a launch plan
  *   launch_print.c  --emit=launch
@@ -25,6 +25,12 @@
 #define FUSEC_CGINT_H
 
 #include "codegen/cg.h"
+
+/* Rows of at most this many chunks, not a multiple of V, are staged through
+ * shared memory (the TILE path), when many (launch.c's tile_rules;
+ * docs/performance.md); its entries hold 1, 2, ... CG_TILE_KMAX chunks a
+ * thread. */
+enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
  * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch
@@ -47,6 +53,9 @@ struct CgKernelInfo {
 	bool heavy;                    /* long math (tanh, erf, sin, pow, ...) per element */
 	int pf_bytes;                  /* row: shared memory a thread of the REG path copies its
 	                                  next row's chunks into (0: no prefetch) */
+	int ntiles;                    /* row: streams the TILE path stages (the rows' layout) */
+	int *tile_param;               /* their parameters */
+	int *tile_bytes;               /* their element sizes */
 };
 
 /* Prelude pieces: which helpers an entry uses. */
@@ -57,6 +66,7 @@ enum {
 	CGH_ROW = 1u << 5,     /* row kernels: reductions, the row cache */
 	CGH_REG = 1u << 6,     /* rows held in registers, their prefetch */
 	CGH_SPLIT = 1u << 7,   /* split rows' exchange of partial results */
+	CGH_TILE = 1u << 8,    /* short rows staged through shared memory */
 	CGH_PW = 1u << 10,     /* pointwise kernels' vector chunks */
 };
 /* The kinds of compute type an op's text is written for (ir/sem.def). */
@@ -186,6 +196,12 @@ const char *cg_extent(Cg *c, const Kernel *k, int lo, int hi);
  * px). */
 const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
                       CgW *w);
+/* cg_offset in 32-bit unsigned arithmetic (its constants declared
+ * unsigned, `var` an unsigned expression), for index spaces of fewer than
+ * 2^32 elements, which the caller tests: a 64-bit division is a call of
+ * about 100 instructions (SASS), a 32-bit one a few. */
+const char *cg_offset_u32(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
+                          CgW *w);
 /* A pointwise kernel's broadcast operand: `auto px = [=](long long i, long
  * long &r, auto div)` giving the offset of element i of the kernel's index
  * space in an operand with these runs, and in r the position of i in the
@@ -217,6 +233,10 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a);
 /* The bytes of a row's cache for segments of len elements, and the offset of
  * each slot in it (slot_off may be NULL): the layout the kernel is given. */
 int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slot_off);
+/* TILE: the bytes of a block's tiles for R rows of n, and the offset of each
+ * (off may be NULL): each R * n + V elements (the span and its alignment),
+ * 16-byte aligned. */
+int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int64_t *off);
 
 /* ---- pointwise.c, row_emit.c ---------------------------------------------- */
 

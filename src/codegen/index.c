@@ -88,6 +88,39 @@ const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi,
 	return terms ? sb_str(&sb) : "0LL";
 }
 
+const char *cg_offset_u32(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
+                          CgW *w)
+{
+	StrBuf sb;
+	sb_init(&sb, c->a);
+	int terms = 0;
+	const char *stride = NULL; /* product of the kept extents to the right */
+	for (int i = 0; i < nr; i++) {
+		const CgRun *R = &runs[i];
+		const char *ext = arena_printf(c->a, "(unsigned)(%s)", cg_extent(c, k, R->lo, R->hi));
+		if (!R->kept)
+			continue;
+		bool innermost = strcmp(cg_extent(c, k, R->hi, hi), "1LL") == 0;
+		bool outermost = i == nr - 1;
+		const char *below = arena_printf(c->a, "%s_b%d", px, i);
+		const char *ext_n = arena_printf(c->a, "%s_e%d", px, i);
+		const char *str_n = arena_printf(c->a, "%s_s%d", px, i);
+		if (!innermost)
+			cw_line(w, "const unsigned %s = (unsigned)(%s);", below, cg_extent(c, k, R->hi, hi));
+		if (!outermost)
+			cw_line(w, "const unsigned %s = %s;", ext_n, ext);
+		if (stride)
+			cw_line(w, "const unsigned %s = %s;", str_n, stride);
+		const char *idx = innermost ? var : arena_printf(c->a, "%s / %s", var, below);
+		const char *term = outermost ? idx : arena_printf(c->a, innermost ? "%s %% %s" : "(%s) %% %s", idx, ext_n);
+		if (stride)
+			term = arena_printf(c->a, "(%s) * %s", term, str_n);
+		sb_printf(&sb, "%s%s", terms++ ? " + " : "", term);
+		stride = stride ? arena_printf(c->a, "%s * %s", stride, ext) : ext;
+	}
+	return terms ? sb_str(&sb) : "0u";
+}
+
 int cg_vec_width(Cg *c, bool row)
 {
 	const Kernel *k = c->k;

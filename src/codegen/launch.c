@@ -17,15 +17,21 @@
  * chunks (the kernel's element loop takes what a smaller grid leaves).
  *
  * Rows:
+ *   - TILE first: many rows of at most CG_TILE_CHUNKS chunks, not a
+ *     multiple of V, staged through shared memory 256 threads a block, a
+ *     row in the registers of one thread of the fewest chunks (K = 1, 2,
+ *     4) or of the fewest threads of 4;
  *   - threads per row G: about 8 chunks a thread (as many as the register
- *     path holds, rk, where it applies), a power of two up to the entries'
- *     thread bound, raised while the rows leave most of the device idle;
- *     whole warps: G <= 32 takes 128 / G rows a block (shuffles only), a
- *     larger G a block a row;
- *   - REG, the row in registers, for rows of a positive multiple of V and at
- *     most rk chunks a thread of the group (and, where the kernel prefetches,
- *     a buffer that fits): no row cache; with prefetch, as many blocks as are
- *     resident, each looping over rows;
+ *     path holds, rk, where it applies), up to the entries' thread bound,
+ *     raised while the rows leave most of the device idle; G <= 32 a power
+ *     of two taking 128 / G rows a block (shuffles only), a larger G whole
+ *     warps, a block a row;
+ *   - REG, the row in registers, for rows of at most rk chunks a thread of
+ *     the group (and, where the kernel prefetches, a buffer that fits): no
+ *     row cache; with prefetch, as many blocks as are resident, each looping
+ *     over rows. Rows of a multiple of V take the class `_reg<K>`, others
+ *     the masked class `_reg<K>m`, whose chunks start at the row's alignment
+ *     (a row then touches up to cdiv(n + V - 1, V) chunks);
  *   - ROW otherwise: the row cache in dynamic shared memory when the kernel
  *     carries values between passes and the row's fit (up to the opt-in
  *     limit; where it limits the blocks an SM holds, more threads a row);
@@ -48,6 +54,7 @@
 /* The loop schedule's row caches in the workspace: at most this in all
  * (fewer blocks for longer rows). */
 #define CG_LOOP_CACHE_MAX ((int64_t)1 << 30)
+
 
 static int64_t cdiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -77,7 +84,28 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 	return b;
 }
 
-static int64_t seg_len(int64_t n, int64_t S, int vec) { return S <= 1 ? n : cdiv(cdiv(n, S), vec) * vec; }
+/* Elements of a row one block takes, counted from the row's alignment (up to
+ * V - 1 elements before its start, row_loop.c): S segments of whole chunks
+ * cover n + V - 1. */
+int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int64_t *off)
+{
+	int64_t elems = R * n + ki->vec, b = 0;
+	for (int t = 0; t < ki->ntiles; t++) {
+		if (off)
+			off[t] = b;
+		b += cdiv(elems * ki->tile_bytes[t], 16) * 16;
+	}
+	return b;
+}
+
+static int64_t seg_len(int64_t n, int64_t S, int vec)
+{
+	return cdiv(cdiv(n + vec - 1, S > 1 ? S : 1), vec) * vec;
+}
+
+/* Chunks a row touches: n / V when it is a multiple of V (the rows are
+ * aligned alike), else up to one more for the row's alignment. */
+static int64_t row_chunks(int64_t n, int vec) { return n % vec == 0 ? n / vec : cdiv(n + vec - 1, vec); }
 
 /* What the rules see: the kernel, the sizes and the device. */
 typedef struct Sizes {
@@ -110,18 +138,23 @@ static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm /
 
 typedef struct Choice {
 	CgPath path;
+	bool masked;               /* REG: the masked class */
+	int K;                     /* TILE: chunks a thread (its entry's class) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
 	CgRule rule;
 } Choice;
 
-static int find_entry(const CgModule *m, int k, CgPath path, int K)
+static int find_entry(const CgModule *m, int k, CgPath path, int K, bool masked)
 {
 	const struct CgKernelInfo *ki = &m->kinfo[k];
-	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++)
-		if (m->entries[e].path == path && (path != CG_PATH_REG || m->entries[e].K == K))
+	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
+		const CgEntry *en = &m->entries[e];
+		bool cls = path == CG_PATH_REG ? en->K == K && en->masked == masked : path == CG_PATH_TILE ? en->K == K : true;
+		if (en->path == path && cls)
 			return e;
+	}
 	return -1;
 }
 
@@ -146,7 +179,7 @@ static void row_workspace(const struct CgKernelInfo *ki, const Choice *ch, CgLau
 static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch, CgLaunch *out)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	out->entry = find_entry(m, k, ch->path, ki->rk);
+	out->entry = find_entry(m, k, ch->path, ch->path == CG_PATH_TILE ? ch->K : ki->rk, ch->masked);
 	out->path = ch->path;
 	out->rule = ch->rule;
 	out->resident = ch->resident;
@@ -163,6 +196,11 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 	if (ch->path == CG_PATH_REG) {
 		out->smem = (unsigned)(ki->pf_bytes * ch->G * ch->R);
 		return ki->pf_bytes * ch->G * ch->R <= z->optin;
+	}
+	if (ch->path == CG_PATH_TILE) { /* the tiles (the rows in registers, no cache) */
+		out->tiles = cg_tile_layout(ki, ch->R, z->n, NULL);
+		out->smem = (unsigned)min64(out->tiles, UINT_MAX);
+		return out->tiles <= z->optin && cdiv(z->n, ki->vec) <= ch->G * ch->K;
 	}
 	out->cache = ki->nslots > 0 ? ch->cache : CG_CACHE_NONE;
 	out->cstride = cg_cache_layout(ki, out->seg, NULL);
@@ -215,24 +253,32 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 
 /* Many rows too long to cache on chip: a block a row, as many blocks as are
  * resident, each with its row cache in the workspace. */
-static void global_rules(const Sizes *z, int64_t cb, Choice *ch)
+static void global_rules(const Sizes *z, Choice *ch)
 {
 	int64_t bps = z->tps / z->tmax > 0 ? z->tps / z->tmax : 1;
 	int64_t gx = min64(z->sms * bps, z->rows);
-	while (gx > 1 && gx * cb > CG_LOOP_CACHE_MAX)
+	/* (the rows' elements; their alignment's chunk is beside the point) */
+	while (gx > 1 && gx * cg_cache_layout(z->ki, z->n, NULL) > CG_LOOP_CACHE_MAX)
 		gx /= 2;
 	*ch = (Choice){.path = CG_PATH_ROW, .cache = CG_CACHE_GLOBAL, .G = z->tmax, .R = 1, .S = 1, .grid = gx,
 	               .rule = CG_RULE_ROW_GLOBAL};
 }
 
+/* Whole warps (shuffles name all 32 lanes): up to a warp a power of two
+ * (several rows a warp), more a multiple of 32 (fz_reduce takes any number
+ * of warps). */
+static int64_t whole_warps(int64_t G) { return G <= 32 ? pow2ceil(G) : cdiv(G, 32) * 32; }
+
 /* Threads a row: about 8 chunks a thread, or as many as the register path
- * holds, more while the rows leave the device half idle. */
+ * holds, more while the rows leave the device half idle. Not a power of two
+ * past a warp: a row of 4099 f32 (1026 chunks) takes 288 threads of 4
+ * chunks, not 512 of 2. */
 static int64_t group_size(const Sizes *z)
 {
-	int64_t G = pow2ceil(cdiv(z->chunks, z->ki->rk > 0 ? z->ki->rk : 8));
+	int64_t G = whole_warps(cdiv(z->chunks, z->ki->rk > 0 ? z->ki->rk : 8));
 	G = min64(G, z->tmax);
 	while (G < z->tmax && G < z->chunks && z->rows * G < z->sms * z->tps / 2)
-		G *= 2;
+		G = min64(2 * G, z->tmax);
 	return G;
 }
 
@@ -243,13 +289,13 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
 	const struct CgKernelInfo *ki = z->ki;
 	if (ki->rk == 0)
 		return CG_RULE_ROW_NO_REG;
-	if (z->n == 0 || z->n % ki->vec != 0)
-		return CG_RULE_ROW_UNALIGNED;
-	if (z->n > G * ki->rk * ki->vec)
+	if (z->n == 0)
+		return CG_RULE_ROW_EMPTY;
+	if (z->chunks > G * ki->rk)
 		return CG_RULE_ROW_LONG;
 	if (ki->pf_bytes * (G <= 32 ? 128 : G) > z->optin)
 		return CG_RULE_ROW_PREFETCH;
-	return CG_RULE_REG;
+	return z->n % ki->vec == 0 ? CG_RULE_REG : CG_RULE_REG_MASKED;
 }
 
 /* Where the row cache limits the blocks an SM holds, spread a row over more
@@ -258,7 +304,7 @@ static int64_t widen(const Sizes *z, int64_t G, int64_t cb)
 {
 	while (G >= 32 && G < z->tmax && 2 * G <= z->chunks && cb > 0 && cb <= z->optin &&
 	       blocks_by_smem(z, cb * (G == 32 ? 4 : 1)) * (G == 32 ? 128 : G) < 1024)
-		G *= 2;
+		G = min64(2 * G, z->tmax);
 	return G;
 }
 
@@ -273,20 +319,43 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
 	ch->resident = true;
 }
 
+/* Short rows not a multiple of V, many: staged through shared memory a
+ * block at a time (TILE), each row in the registers of a thread (up to 4
+ * chunks) or of the fewest threads that hold it in 4 chunks each; 256
+ * threads a block. false where they are not short, are a multiple of V (the
+ * register path's vectors are then aligned: faster, measured), or too few
+ * to give every SM a tile. */
+static bool tile_rules(const Sizes *z, Choice *ch)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	int64_t chunks = cdiv(z->n, ki->vec), kmax = min64(ki->rk, CG_TILE_KMAX);
+	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || z->n % ki->vec == 0 || chunks > CG_TILE_CHUNKS)
+		return false;
+	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
+	int64_t R = 256 / G;
+	if (G > 32 || z->rows < z->sms * R)
+		return false;
+	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
+	               .rule = CG_RULE_TILE};
+	return true;
+}
+
 static void row_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
+	if (tile_rules(z, ch))
+		return;
 	int64_t G = group_size(z);
 	bool few = z->rows * G < z->sms * z->tps / 2 && z->chunks >= 4 * (int64_t)z->tmax;
 	CgRule rule = reg_rule(z, G);
-	bool reg = rule == CG_RULE_REG;
-	int64_t cb = reg ? 0 : cg_cache_layout(ki, z->n, NULL);
+	bool reg = rule == CG_RULE_REG || rule == CG_RULE_REG_MASKED;
+	int64_t cb = reg ? 0 : cg_cache_layout(ki, seg_len(z->n, 1, ki->vec), NULL);
 	G = widen(z, G, cb);
 	bool too_long = ki->nslots > 0 && cb > z->optin;
 	if (ki->npasses > 1 && (few || too_long) && split_rules(z, few, ch))
 		return;
 	if (too_long) {
-		global_rules(z, cb, ch);
+		global_rules(z, ch);
 		return;
 	}
 	/* whole warps (shuffles name all 32 lanes): 32 to 128 threads of
@@ -295,11 +364,11 @@ static void row_rules(const Sizes *z, Choice *ch)
 	while (G * R > 32 && cb * R > z->optin)
 		R /= 2;
 	if (cb * R > z->optin) { /* a warp's rows (short, but many values cached) do not fit */
-		global_rules(z, cb, ch);
+		global_rules(z, ch);
 		return;
 	}
-	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1,
-	               .grid = cdiv(z->rows, R), .rule = rule};
+	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = rule == CG_RULE_REG_MASKED,
+	               .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R), .rule = rule};
 	if (reg && ki->pf_bytes > 0)
 		prefetch_grid(z, ch);
 }
@@ -346,7 +415,7 @@ bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, con
 	Sizes z = sizes(ki, dev);
 	z.rows = out->rows;
 	z.n = out->n;
-	z.chunks = cdiv(z.n, ki->vec);
+	z.chunks = row_chunks(z.n, ki->vec);
 	Choice ch;
 	if (ki->kind == KERNEL_POINTWISE)
 		pointwise_rules(ki, numel, &ch);
@@ -367,14 +436,17 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	Sizes z = sizes(ki, dev);
 	z.rows = out->rows;
 	z.n = out->n;
-	z.chunks = cdiv(z.n, ki->vec);
-	Choice ch = {.path = f->path, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
+	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
+	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .K = f->K,
+	             .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
 	             .rule = CG_RULE_FORCED};
 	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
-	bool ok = ch.G > 0 && (ch.G & (ch.G - 1)) == 0 && warps && ch.G * ch.R <= ki->max_threads && ch.grid > 0;
-	if (f->path == CG_PATH_REG)
-		ok = ok && reg_rule(&z, ch.G) == CG_RULE_REG;
+	bool ok = ch.G > 0 && whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= ki->max_threads && ch.grid > 0;
+	if (f->path == CG_PATH_REG) {
+		CgRule r = reg_rule(&z, ch.G);
+		ok = ok && (r == CG_RULE_REG || r == CG_RULE_REG_MASKED);
+	}
 	if (f->path != CG_PATH_SPLIT)
 		ok = ok && ch.S == 1;
 	CgLaunch l = *out;
@@ -396,6 +468,13 @@ int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *
 			off += cdiv(lp * ki->slot_bytes[s], 16) * 16;
 		return off;
 	}
+	case CGARG_TILE: { /* cg_tile_layout's offset of this parameter's tile */
+		const struct CgKernelInfo *ki = &m->kinfo[k];
+		int64_t elems = (int64_t)l->block[1] * l->n + ki->vec, off = 0;
+		for (int t = 0; t < ki->ntiles && ki->tile_param[t] != a->index; t++)
+			off += cdiv(elems * ki->tile_bytes[t], 16) * 16;
+		return off;
+	}
 	case CGARG_PARAM:
 	case CGARG_WORKSPACE: break;
 	}
@@ -412,6 +491,10 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 	case CG_PATH_POINTWISE:
 		return "Chosen always: a block per 256 chunks, a chunk a thread.";
 	case CG_PATH_REG:
+		if (e->masked)
+			return arena_printf(a, "Chosen for rows of other lengths, up to %d chunks of %d a thread of a group "
+			                       "counted from the row's alignment (%d a row), unless split.",
+			                    e->K, V, e->K * V * ki->max_threads - (V - 1));
 		return arena_printf(a, "Chosen for rows of a positive multiple of %d elements, at most %d a thread of a "
 		                       "group (%d a row), unless split.", V, e->K * V, e->K * V * ki->max_threads);
 	case CG_PATH_ROW:
@@ -420,6 +503,9 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 	case CG_PATH_SPLIT:
 		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
 		       "shared memory.";
+	case CG_PATH_TILE:
+		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunks of %d a thread), not a "
+		                       "multiple of %d.", CG_TILE_CHUNKS * V, e->K, V, V);
 	case CG_NPATHS: break;
 	}
 	return "Never chosen.";

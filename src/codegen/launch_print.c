@@ -27,7 +27,11 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 	case CG_RULE_ROW_NO_REG:
 		sb_puts(sb, "no register path: what the passes carry would not fit in registers");
 		return;
-	case CG_RULE_ROW_UNALIGNED: sb_printf(sb, "%s = %lld is not a positive multiple of %d", N, n, V); return;
+	case CG_RULE_REG_MASKED:
+		sb_printf(sb, "%s = %lld is not a multiple of %d: its chunks start at each row's alignment, the first and "
+		              "last masked, and %lld threads a row hold them in %d chunks of %d each", N, n, V, G, K, V);
+		return;
+	case CG_RULE_ROW_EMPTY: sb_printf(sb, "%s = 0: rows of no elements, their per-row outputs", N); return;
 	case CG_RULE_ROW_LONG:
 		sb_printf(sb, "%s = %lld is more than %lld threads a row hold in %d chunks of %d each", N, n, G, K, V);
 		return;
@@ -45,6 +49,10 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 	case CG_RULE_SPLIT_LONG:
 		sb_printf(sb, "a row's cache does not fit in one block's shared memory; %lld segments of %lld do",
 		          (long long)l->grid[1], (long long)l->seg);
+		return;
+	case CG_RULE_TILE:
+		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
+		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
 		return;
 	case CG_RULE_FORCED: sb_puts(sb, "forced (a test)"); return;
 	}
@@ -73,8 +81,9 @@ static void print_values(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l
 		if (a->kind == CGARG_PARAM || a->kind == CGARG_WORKSPACE)
 			continue;
 		sb_puts(sb, n++ ? ", " : "  values     ");
-		if (a->kind == CGARG_SLOT)
-			sb_printf(sb, "fz_so%d %lld", a->index, (long long)cg_launch_arg(m, k, l, a));
+		if (a->kind == CGARG_SLOT || a->kind == CGARG_TILE)
+			sb_printf(sb, "%s%d %lld", a->kind == CGARG_SLOT ? "fz_so" : "fz_tile", a->index,
+			          (long long)cg_launch_arg(m, k, l, a));
 		else
 			sb_printf(sb, "%s %lld", names[a->kind], (long long)cg_launch_arg(m, k, l, a));
 	}
@@ -97,8 +106,9 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	}
 	const CgEntry *e = &m->entries[l->entry];
 	sb_printf(sb, "  path       %s", cg_path_name(l->path));
-	if (l->path == CG_PATH_REG)
-		sb_printf(sb, ", %d chunks of %d a thread", e->K, ki->vec);
+	if (l->path == CG_PATH_REG || l->path == CG_PATH_TILE)
+		sb_printf(sb, ", %d chunk%s of %d a thread%s", e->K, e->K == 1 ? "" : "s", ki->vec,
+		          e->masked ? ", the row's ends masked" : "");
 	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT)
 		sb_printf(sb, ", %s", cache_words(l->cache));
 	sb_puts(sb, "\n  rule       ");

@@ -7,7 +7,9 @@
  * split rows, the exchange between the blocks of a row), then the per-row
  * values the next pass needs; after the epilogue, the per-row outputs. What
  * differs between paths (their state, their chunk loop, their exchange) is
- * a RowPath (rowint.h), one file each: row_reg.c, row_loop.c, row_split.c.
+ * a RowPath (rowint.h), one file each: row_reg.c, row_loop.c, row_split.c,
+ * row_tile.c. Paths whose chunks start at the row's alignment get the row's
+ * shift and vector tests here (emit_shift), after its offsets.
  *
  * An entry is written body first: the prologue tests the alignment of the
  * parameters the body used, so it is written last and put in front.
@@ -17,7 +19,8 @@
 #include <string.h>
 
 /* The paths a row kernel has an entry for, in the module's order. */
-static const RowPath *const row_paths[] = {&row_reg_path, &row_loop_path, &row_split_path};
+static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_loop_path, &row_split_path,
+                                           &row_tile_path};
 
 const char *row_ptr(RowK *R, int i)
 {
@@ -91,10 +94,16 @@ static bool emit_node(RowK *R, NodeId id)
 	return true;
 }
 
-/* Accumulate the reductions of pass q (inside the u-loop): per element,
- * checked against the row's (or segment's) end, or into the chunk's
- * partials (the register path, see emit_partials). */
-static void emit_accumulate(RowK *R, int q, bool checked)
+/* How a chunk's values reach the accumulators. */
+typedef enum {
+	ACC_CHECKED,   /* general loops: each element checked against the row's (or segment's) end */
+	ACC_CHUNK,     /* the register path: into the chunk's partials, a chunk all in the row or all past it */
+	ACC_MASKED,    /* its masked entries: into the partials, each element checked (the row's ends) */
+} AccMode;
+
+/* Accumulate the reductions of pass q (inside the u-loop): per element into
+ * a<red>, or into the chunk's partials p<red> (see emit_partials). */
+static void emit_accumulate(RowK *R, int q, AccMode mode)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -107,21 +116,27 @@ static void emit_accumulate(RowK *R, int q, bool checked)
 		const char *t = row_acc_type(R, red);
 		if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
 			v = arena_printf(c->a, "(%s)%s", t, v);
-		if (!checked) {
-			cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, row_acc_op(n), red, v, cg_comment(c, n));
-			continue;
+		const char *op = row_acc_op(n), *cm = cg_comment(c, n);
+		switch (mode) {
+		case ACC_CHUNK: cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, op, red, v, cm); break;
+		case ACC_MASKED:
+			cw_line(R->w, "p%d = fz_inrow(j0 + u, fz_ei) ? %s::f(p%d, %s) : p%d; // %s", red, op, red, v, red, cm);
+			break;
+		case ACC_CHECKED:
+			cw_line(R->w, "if (fz_inrow(j0 + u, fz_e))");
+			cw_in(R->w);
+			cw_line(R->w, "a%d = %s::f(a%d, %s); // %s", red, op, red, v, cm);
+			cw_out(R->w);
+			break;
 		}
-		cw_line(R->w, "if (j0 + u < fz_e)");
-		cw_in(R->w);
-		cw_line(R->w, "a%d = %s::f(a%d, %s); // %s", red, row_acc_op(n), red, v, cg_comment(c, n));
-		cw_out(R->w);
 	}
 }
 
 /* The register path accumulates a chunk's V values into partials p<red>
  * (declared before its u-loop, open = true), then adds them to the
- * accumulators with one select for the chunk (open = false): a chunk is all
- * in the row or all past it, so the check is once a chunk, not an element. */
+ * accumulators (open = false): with one select for the chunk where a chunk
+ * is all in the row or all past it, unchecked where each element was
+ * (the masked entries: a partial of no element is the identity). */
 static void emit_partials(RowK *R, int q, bool open)
 {
 	Cg *c = R->c;
@@ -131,13 +146,15 @@ static void emit_partials(RowK *R, int q, bool open)
 		if (c->ph[red] != q + 1)
 			continue;
 		const char *t = row_acc_type(R, red), *id = row_acc_identity(R, red);
+		const char *op = row_acc_op(&c->g->nodes[red]);
 		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
 			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
 		if (open)
 			cw_line(R->w, "%s p%d = %s;", t, red, id);
+		else if (R->path->masked)
+			cw_line(R->w, "a%d = %s::f(a%d, p%d);", red, op, red, red);
 		else
-			cw_line(R->w, "a%d = j0 < fz_ei ? %s::f(a%d, p%d) : a%d;", red, row_acc_op(&c->g->nodes[red]), red, red,
-			        red);
+			cw_line(R->w, "a%d = j0 < fz_ei ? %s::f(a%d, p%d) : a%d;", red, op, red, red, red);
 	}
 }
 
@@ -163,7 +180,7 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 	for (int i = 0; i < m->ncomp; i++)
 		if (!emit_node(R, m->comp[i]))
 			return false;
-	emit_accumulate(R, q, !reg);
+	emit_accumulate(R, q, !reg ? ACC_CHECKED : R->path->masked ? ACC_MASKED : ACC_CHUNK);
 	for (int i = 0; i < nt; i++)
 		if (c->mark2[t[i]] == arr) {
 			c->mark2[t[i]] = 0;
@@ -182,6 +199,25 @@ const char *row_value_array(RowK *R, NodeId id, int q)
 	return arena_printf(R->c->a, "v%d", id);
 }
 
+const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n)
+{
+	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
+		return arena_printf(R->c->a, "fz_tld(%s, fz_tr%d, %s, %s);", o, i, j0, n);
+	const char *ptr = row_ptr(R, i);
+	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
+		return arena_printf(R->c->a, "fz_ldm(%s, %s, %s, %s, fz_v%d);", o, ptr, j0, n, i);
+	return arena_printf(R->c->a, "fz_ldc(%s, %s, %s, %s);", o, ptr, j0, n);
+}
+
+const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o)
+{
+	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
+		return arena_printf(R->c->a, "fz_tst(fz_tr%d, %s, %s, %s);", i, j0, n, o);
+	const char *ptr = row_ptr(R, i);
+	return arena_printf(R->c->a, "fz_stm(%s, %s, %s, %s, %s);", ptr, j0, n,
+	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);
+}
+
 /* ---- passes -------------------------------------------------------------------------- */
 
 /* After the chunk loop: combine the threads of the row (and, for split
@@ -192,7 +228,12 @@ static void emit_finish(RowK *R, int q)
 	const Kernel *k = R->k;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
-		if (c->ph[red] == q + 1)
+		if (c->ph[red] != q + 1)
+			continue;
+		if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
+			cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red,
+			        row_acc_op(&c->g->nodes[red]), red, red);
+		else
 			cw_line(R->w, "a%d = fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red,
 			        row_acc_op(&c->g->nodes[red]), red);
 	}
@@ -319,25 +360,40 @@ static void emit_offsets(RowK *R, CgW *before, CgW *inside, CgW *next)
 		if (R->roff[i] && R->used[i])
 			R->used[R->rdecl[i]] = true; /* the one that declares it */
 	bool *pf = ARENA_ARRAY(c->a, bool, k->nparams + 1);
-	bool prefetch = R->path->path == CG_PATH_REG && R->npf > 0;
-	for (int i = 0; prefetch && i < R->npf; i++)
-		pf[R->rdecl[c->pin[R->pf[i]]]] = true;
+	bool prefetch = false;
+	for (int i = 0; i < R->npf; i++)
+		if (row_pf_here(R, R->pf[i])) {
+			pf[R->rdecl[c->pin[R->pf[i]]]] = true;
+			prefetch = true;
+		}
 	if (prefetch)
 		cw_line(next, "const long long fz_rn = fz_row + fz_rstep < fz_rows ? fz_row + fz_rstep : fz_rows - 1;");
+	bool small = false;
 	for (int i = 0; i < k->nparams; i++) {
 		if (!R->roff[i] || !R->used[i] || R->rdecl[i] != i)
 			continue;
 		const Node *n = &c->g->nodes[k->params[i].node];
 		CgRun runs[FZ_MAX_RANK];
 		int nr = cg_runs(n, R->r, k->domain, R->r - 1, runs);
+		const char *per = row_is_colv(R, k->params[i].node) ? " * fz_n" : "";
 		for (int nx = 0; nx < (pf[i] ? 2 : 1); nx++) {
-			const char *name = arena_printf(c->a, nx ? "fz_q%d" : "fz_r%d", i);
-			const char *off = cg_offset(c, k, runs, nr, R->r - 1, name, nx ? "fz_rn" : "fz_rr", before);
-			cw_line(nx ? next : inside, "const long long %s = %s%s;", name,
-			        nr == 1 && runs[0].kept ? off : arena_printf(c->a, "(%s)", off),
-			        row_is_colv(R, k->params[i].node) ? " * fz_n" : "");
+			const char *name = arena_printf(c->a, nx ? "fz_q%d" : "fz_r%d", i), *row = nx ? "fz_rn" : "fz_rr";
+			const char *off = cg_offset(c, k, runs, nr, R->r - 1, name, row, before);
+			if (nr == 1 && runs[0].kept) { /* the row's own index: no division */
+				cw_line(nx ? next : inside, "const long long %s = %s%s;", name, off, per);
+				continue;
+			}
+			/* a broadcast operand's row (a mask [B, 1, 1, K]): a division a
+			 * row, in 32 bits where the rows are fewer than 2^32 */
+			const char *off32 = cg_offset_u32(c, k, runs, nr, R->r - 1, arena_printf(c->a, "%su", name),
+			                                  arena_printf(c->a, "(unsigned)%s", row), before);
+			cw_line(nx ? next : inside, "const long long %s = (fz_small ? (long long)(%s) : (%s))%s;", name, off32,
+			        off, per);
+			small = true;
 		}
 	}
+	if (small)
+		cw_line(before, "const bool fz_small = fz_rows <= 0xffffffffLL;");
 }
 
 /* The scalar inputs' names (declared in the prologue). */
@@ -351,18 +407,12 @@ static void name_scalars(RowK *R)
 	}
 }
 
-/* What every path declares first: the reductions' scratch, the sizes, the
- * vector test, the scalar inputs. */
-static void emit_prologue(RowK *R, CgW *w)
+/* The register path's class for rows of a multiple of V: whether every
+ * row's chunks are aligned, once for the launch. */
+static void emit_vec_test(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	if (R->P > 0) {
-		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
-		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
-	}
-	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
-	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
 	StrBuf cond;
 	sb_init(&cond, c->a);
 	sb_printf(&cond, "fz_n %% %d == 0", R->vec);
@@ -373,6 +423,23 @@ static void emit_prologue(RowK *R, CgW *w)
 			          cg_vec_align(R->vec, (fz_dtype)c->g->nodes[kp->node].dtype));
 	}
 	cw_line(w, "const bool fz_vec = %s;", sb_str(&cond));
+}
+
+/* What every path declares first: the reductions' scratch, the sizes, the
+ * vector test (the register path's class for multiples of V), the scalar
+ * inputs. */
+static void emit_prologue(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (R->P > 0) {
+		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
+		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
+	}
+	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
+	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
+	if (!R->path->masked)
+		emit_vec_test(R, w);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_SCALAR && c->pin[kp->node] == i)
@@ -381,19 +448,75 @@ static void emit_prologue(RowK *R, CgW *w)
 	}
 }
 
-/* The loop over the rows of a block (grid-stride) around the passes. */
-static void emit_row_loop(RowK *R, CgW *w, const StrBuf *inside, const StrBuf *next, const StrBuf *body)
+/* The shift of a row (`sfx` ""), or of the next row a prefetching entry
+ * copies ("n": its offsets are fz_q<d>): fz_s<sfx>, the elements between the
+ * row's start and the 16-byte boundary of its primary stream before it, and
+ * for each stream aligned with the primary that `want` marks, whether it is
+ * aligned too (fz_v<sfx><i>). */
+static void emit_shift_of(RowK *R, CgW *w, const char *sfx, const bool *want)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	int P = R->prim;
+	const char *offv = *sfx ? "fz_q" : "fz_r";
+	fz_dtype pt = (fz_dtype)c->g->nodes[k->params[P].node].dtype;
+	const char *pp = R->roff[P] ? arena_printf(c->a, "%s + %s%d", cg_param_name(c, P), offv, R->rdecl[P])
+	                            : cg_param_name(c, P);
+	cw_line(w, "const int fz_s%s = %s(int)((unsigned long long)(%s) / %d %% %d)%s;", sfx, *sfx ? "" : "fz_act ? ",
+	        pp, (int)fz_dtype_size(pt), R->vec, *sfx ? "" : " : 0");
+	for (int i = 0; i < k->nparams; i++) {
+		if (!want[i] || !R->aligned[i])
+			continue;
+		const char *ip = R->roff[i] ? arena_printf(c->a, "%s + %s%d", cg_param_name(c, i), offv, R->rdecl[i])
+		                            : cg_param_name(c, i);
+		cw_line(w, "const bool fz_v%s%d = fz_aligned(%s - fz_s%s, %d);", sfx, i, ip, sfx,
+		        cg_vec_align(R->vec, (fz_dtype)c->g->nodes[k->params[i].node].dtype));
+	}
+}
+
+/* Shifted paths: the row's shift and vector tests (in `w`, after the row's
+ * offsets), and the next row's where the entry prefetches (in `next`).
+ * Marks the primary used, so that its offset is declared. */
+static void emit_shift(RowK *R, CgW *w, CgW *next)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (!R->path->shifted)
+		return;
+	if (R->prim < 0) {
+		cw_line(w, "const int fz_s = 0; /* no per-element stream */");
+		return;
+	}
+	R->used[R->prim] = true;
+	cw_line(w, "// the row's chunks start at the 16-byte boundary of %s before the row (fz_s elements)",
+	        cg_param_name(c, R->prim));
+	emit_shift_of(R, w, "", R->used);
+	bool *pf = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	bool any = false;
+	for (int i = 0; i < R->npf; i++)
+		if (row_pf_here(R, R->pf[i]))
+			any = pf[c->pin[R->pf[i]]] = true;
+	if (any)
+		emit_shift_of(R, next, "n", pf);
+}
+
+/* The loop over the rows of a block (grid-stride) around the passes: the
+ * row, its offsets and the next row's (for prefetch), their shifts, the
+ * path's per-row state, the body. */
+static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 {
 	cw_open(w, "for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
 	           "(long long)gridDim.x * blockDim.y)");
 	cw_line(w, "const long long fz_row = fz_rb + threadIdx.y;");
 	cw_line(w, "const bool fz_act = fz_row < fz_rows;");
-	if (inside->len > 0)
+	if (parts[0]->len > 0)
 		cw_line(w, "const long long fz_rr = fz_act ? fz_row : fz_rows - 1;");
+	for (int i = 0; i < 4; i++)
+		cw_append(w, parts[i]);
 	R->path->row_head(R, w);
-	cw_append(w, inside);
-	cw_append(w, next);
-	cw_append(w, body);
+	cw_append(w, parts[4]);
+	if (R->path->row_tail)
+		R->path->row_tail(R, w);
 	cw_close(w);
 }
 
@@ -422,34 +545,47 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + 16 + c->info->nslots);
+	/* the parameters, then the path's values: at most a tile a parameter, a
+	 * slot's offset each, and a few more */
+	CgArg *args = ARENA_ARRAY(c->a, CgArg, 2 * k->nparams + 16 + c->info->nslots);
 	int nargs = 0;
 	for (int i = 0; i < k->nparams; i++)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
-	cg_begin_entry(c, rp->path, rp->path == CG_PATH_REG ? R->rk : 0, rp->path == CG_PATH_REG ?
-	               arena_printf(c->a, "reg%d", R->rk) : cg_path_name(rp->path), args, nargs);
+	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
+	const char *suffix = reg    ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
+	                     : tile ? arena_printf(c->a, "tile%d", R->K)
+	                            : cg_path_name(rp->path);
+	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
+	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked; /* the entry's compile-time class */
 	c->helpers |= CGH_ROW | CGH_MINMAX | rp->helpers;
 	R->path = rp;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
-	CgW body, before, inside, next, *out = c->w;
+	CgW body, before, inside, next, shift, nshift, *out = c->w;
 	StrBuf *bsb = new_text(c, &body, 2), *isb = new_text(c, &inside, 2), *nsb = new_text(c, &next, 2);
-	StrBuf *psb = new_text(c, &before, 1);
+	StrBuf *ssb = new_text(c, &shift, 2), *nssb = new_text(c, &nshift, 2), *psb = new_text(c, &before, 1);
 	R->w = &body;
 	name_scalars(R);
 	if (!emit_body(R))
 		return false;
+	emit_shift(R, &shift, &nshift);
 	emit_prologue(R, &before);
 	emit_offsets(R, &before, &inside, &next);
 	cg_entry_header(c, arena_printf(c->a, "rows of %s, %d pass%s over each row, then the epilogue",
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
 	                rp->describe(R));
-	cg_entry_signature(c, c->info->max_threads == 1024 && R->rk > 0 ? "FZ_LEAN_ROW" :
-	                   arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
+	/* 48 registers for lean kernels' entries, but the register path's masked
+	 * class spills there (80 bytes of softmax's) and was faster at 64 (H200:
+	 * softmax 8381x1001 31.1 -> 27.2 us, 270601x31 48.4 -> 41.3, rmsnorm
+	 * 2047x4099 29.5 -> 27.4; layernorm 2046x4099 36.1 -> 36.8); staged rows,
+	 * in registers the same way, spill there too (ptxas) */
+	bool lean = c->info->max_threads == 1024 && R->rk > 0 && !((reg || tile) && rp->masked);
+	cg_entry_signature(c, lean ? "FZ_LEAN_ROW" : arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
 	cw_begin(out);
 	cw_append(out, psb);
 	rp->prologue(R, out);
-	emit_row_loop(R, out, isb, nsb, bsb);
+	const StrBuf *parts[5] = {isb, nsb, nssb, ssb, bsb};
+	emit_row_loop(R, out, parts);
 	cw_close(out);
 	cg_end_entry(c);
 	return true;
@@ -469,9 +605,19 @@ bool cg_row(Cg *c)
 	bool ok = row_plan(&R);
 	for (size_t i = 0; ok && i < sizeof row_paths / sizeof row_paths[0]; i++) {
 		const RowPath *rp = row_paths[i];
-		bool has = rp->path == CG_PATH_REG ? R.rk > 0 : rp->path == CG_PATH_SPLIT ? R.P > 0 : true;
-		if (has)
+		bool has = rp->path == CG_PATH_REG     ? R.rk > 0
+		           : rp->path == CG_PATH_SPLIT ? R.P > 0
+		           : rp->path == CG_PATH_TILE  ? R.rk > 0 && c->info->ntiles > 0
+		                                       : true;
+		/* the register path holds rk chunks a thread; staged rows 1, 2 or 4
+		 * (up to rk), an entry each (compiled on first use) */
+		int kmax = rp->path == CG_PATH_TILE && R.rk > CG_TILE_KMAX ? CG_TILE_KMAX : R.rk;
+		for (int K = rp->path == CG_PATH_TILE ? 1 : R.rk; has && ok && K <= kmax; K *= 2) {
+			R.K = K;
 			ok = emit_entry(&R, rp);
+			if (rp->path != CG_PATH_TILE)
+				break;
+		}
 	}
 	row_reset(&R);
 	return ok && !c->d->set;

@@ -11,6 +11,11 @@
  * (fz_cws, fz_cstride, fz_so<s>): the same code either way. cg_launch takes
  * this path for rows the register path cannot hold.
  *
+ * A row's chunks start at its primary stream's 16-byte boundary before it
+ * (fz_s elements: the shifted paths, row_emit.c), so every chunk but the
+ * row's first and last moves as one vector whatever the row's length and
+ * alignment; the row cache is indexed from that boundary (j0 + fz_s).
+ *
  * The chunk loop and the cache pointers are shared with split rows
  * (row_split.c), whose blocks each take a segment of the row.
  */
@@ -62,7 +67,7 @@ static void emit_leaf_loads(RowK *R, const Closure *m)
 			return;
 		}
 		cw_line(R->w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
-		cw_line(R->w, "fz_ld(l%d, %s, j0, fz_e, fz_vec);", id, row_ptr(R, p));
+		cw_line(R->w, "%s", row_load(R, p, arena_printf(c->a, "l%d", id), "j0", "fz_e"));
 		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
 	}
 }
@@ -79,20 +84,21 @@ static void emit_freads(RowK *R, const Closure *m, const char *at)
 	}
 }
 
-/* Pass 0 keeps one chunk in flight: l<id>[1] is loaded while l<id>[0] is used. */
-static void emit_first_loads(RowK *R, const Closure *m, bool open)
+/* Pass 0 keeps one chunk in flight: l<id>[1] is loaded while l<id>[0] is
+ * used (`start`: the thread's first chunk). */
+static void emit_first_loads(RowK *R, const Closure *m, bool open, const char *start)
 {
 	Cg *c = R->c;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
-		const char *ptr = row_ptr(R, c->pin[id]);
+		const char *o = arena_printf(c->a, "l%d[1]", id);
 		if (!open) {
 			cw_line(R->w, "%s l%d[2][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
-			cw_line(R->w, "fz_ld(l%d[1], %s, fz_j, fz_e, fz_vec);", id, ptr);
+			cw_line(R->w, "%s", row_load(R, c->pin[id], o, start, "fz_e"));
 			continue;
 		}
 		cw_line(R->w, "fz_mv(l%d[0], l%d[1]);", id, id);
-		cw_line(R->w, "fz_ld(l%d[1], %s, j0 + fz_step, fz_e, fz_vec);", id, ptr);
+		cw_line(R->w, "%s", row_load(R, c->pin[id], o, "j0 + fz_step", "fz_e"));
 		c->vname[id] = arena_printf(c->a, "l%d[0][u]", id);
 	}
 }
@@ -102,12 +108,13 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	Cg *c = R->c;
 	const Kernel *k = R->k;
 	CgW *w = R->w;
-	const char *at = seg ? "(j0 - fz_beg)" : "j0"; /* a chunk's place in the cache */
+	/* the thread's first chunk, and a chunk's place in the cache */
+	const char *start = seg ? "fz_beg + fz_j" : "fz_j - fz_s", *at = seg ? "(j0 - fz_beg)" : "(j0 + fz_s)";
 	if (q == 0)
-		emit_first_loads(R, m, false);
-	cw_open(w, "for (long long j0 = fz_j; j0 < fz_e; j0 += fz_step)");
+		emit_first_loads(R, m, false, start);
+	cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
 	if (q == 0)
-		emit_first_loads(R, m, true);
+		emit_first_loads(R, m, true, start);
 	else
 		emit_leaf_loads(R, m);
 	emit_freads(R, m, at);
@@ -116,7 +123,7 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && c->ph[kp->node] == q)
-			cw_line(w, "fz_st(%s, j0, fz_e, fz_vec, %s);", row_ptr(R, i), row_value_array(R, kp->node, q));
+			cw_line(w, "%s", row_store(R, i, "j0", "fz_e", row_value_array(R, kp->node, q)));
 	}
 	for (int i = 0; i < R->ncached; i++) {
 		NodeId id = R->cached[i];
@@ -176,5 +183,8 @@ const RowPath row_loop_path = {
 	.row_head = loop_row_head,
 	.chunks = loop_chunks,
 	.exchange = NULL,
+	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = true,
+	.shifted = true,
 };

@@ -315,6 +315,75 @@ static void plan_offsets(RowK *R)
 	}
 }
 
+/* ---- chunks aligned row by row --------------------------------------------------------- */
+
+bool row_is_stream(const RowK *R, int i)
+{
+	const KParam *kp = &R->k->params[i];
+	return (kp->kind == PARAM_IN || kp->kind == PARAM_OUT) && row_is_colv(R, kp->node);
+}
+
+/* Whether parameter i has the kernel's full shape (every axis kept): the
+ * layout of its outputs. */
+static bool full_layout(const RowK *R, int i)
+{
+	const Node *n = &R->c->g->nodes[R->k->params[i].node];
+	for (int ax = 0; ax < R->r; ax++)
+		if (R->k->domain[ax] != 1 && cg_dim_at(n, R->r, ax) != R->k->domain[ax])
+			return false;
+	return true;
+}
+
+/* The primary stream of the shifted paths: a row's chunks start where it is
+ * 16-byte aligned (fz_s elements before the row). Preferred: a stream of the
+ * kernel's full shape (its outputs' layout), then the narrowest (its V
+ * elements are 16 bytes; a wider stream's chunks, V times its size, are
+ * then aligned too). The streams with its row offset are aligned with it
+ * row by row when their pointers are (fz_v<i>, a test a row); the others
+ * (a column operand such as layernorm's weight, a mask of another layout)
+ * are not, and load whole chunks from the aligned blocks that hold them
+ * (fz_ldc). */
+static void plan_streams(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	R->prim = -1;
+	R->aligned = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	int best = 0;
+	for (int i = 0; i < k->nparams; i++) {
+		if (!row_is_stream(R, i))
+			continue;
+		int score = (full_layout(R, i) ? 100 : 0) + (R->roff[i] ? 50 : 0) -
+		            (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);
+		if (R->prim < 0 || score > best) {
+			R->prim = i;
+			best = score;
+		}
+	}
+	for (int i = 0; i < k->nparams && R->prim >= 0; i++)
+		R->aligned[i] = row_is_stream(R, i) && (R->roff[i] ? R->roff[R->prim] && R->rdecl[i] == R->rdecl[R->prim]
+		                                                   : !R->roff[R->prim]);
+	/* the TILE path stages the streams of the rows' layout: a block's rows
+	 * are one contiguous span of each */
+	struct CgKernelInfo *ki = c->info;
+	ki->tile_param = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	ki->tile_bytes = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	for (int i = 0; i < k->nparams && R->prim >= 0 && R->roff[R->prim] && full_layout(R, R->prim); i++)
+		if (R->aligned[i]) {
+			ki->tile_param[ki->ntiles] = i;
+			ki->tile_bytes[ki->ntiles++] = (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);
+		}
+}
+
+int row_tile_of(const RowK *R, int i)
+{
+	const struct CgKernelInfo *ki = R->c->info;
+	for (int t = 0; t < ki->ntiles; t++)
+		if (ki->tile_param[t] == i)
+			return t;
+	return -1;
+}
+
 /* ---- the register path ------------------------------------------------------------- */
 
 /* Chunks a thread holds in registers: 16 elements, when what the passes
@@ -396,6 +465,13 @@ bool row_is_pf(const RowK *R, NodeId id)
 	return false;
 }
 
+bool row_pf_here(const RowK *R, NodeId id)
+{
+	/* cp.async copies aligned pieces: the masked entries copy only the
+	 * streams aligned with the row's chunks */
+	return R->path->path == CG_PATH_REG && row_is_pf(R, id) && (!R->path->shifted || R->aligned[R->c->pin[id]]);
+}
+
 /* ---- the plan ---------------------------------------------------------------------- */
 
 /* What cg_launch needs to know (CgKernelInfo), once the plan is made. */
@@ -427,6 +503,7 @@ bool row_plan(RowK *R)
 	plan_reads(R);
 	plan_slots(R);
 	plan_offsets(R);
+	plan_streams(R);
 	fill_info(R);
 	plan_prefetch(R);
 	return true;

@@ -15,6 +15,16 @@
  *
  * It is what brought row kernels from about half of the floor to 80-94% on
  * the H200 (docs/performance.md).
+ *
+ * Two compile-time classes of each K: `_reg<K>` for rows of a multiple of V
+ * (as above), and `_reg<K>m` (masked) for any length: a row's chunks start
+ * at its primary stream's 16-byte boundary before it (fz_s, a row's own),
+ * j0 = fz_ji + k * fz_stepi - fz_s, so its first chunk may start before the
+ * row and its last end past it; those two load, accumulate and store
+ * element by element (fz_ldm, fz_stm, fz_inrow), every other chunk as one
+ * vector. Streams whose rows are not aligned with the primary's load whole
+ * chunks from the aligned blocks that hold them (fz_ldc), and are not
+ * prefetched.
  */
 #include "codegen/rowint.h"
 
@@ -24,10 +34,19 @@ static int reg_args(RowK *R, CgArg *args)
 	return 0; /* no workspace: never split, no row cache */
 }
 
+static bool any_pf(RowK *R)
+{
+	for (int i = 0; i < R->npf; i++)
+		if (row_pf_here(R, R->pf[i]))
+			return true;
+	return false;
+}
+
 static const char *reg_describe(RowK *R)
 {
-	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s", R->rk, R->vec,
-	                    R->npf > 0 ? "; the next row prefetched into shared memory" : "");
+	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s", R->K, R->vec,
+	                    R->path->shifted ? ", starting at the row's alignment, its first and last masked" : "",
+	                    any_pf(R) ? "; the next row prefetched into shared memory" : "");
 }
 
 /* The prefetch buffer: leaf pf[i] at pf_off[i] bytes of every thread of the
@@ -42,6 +61,8 @@ static void emit_pf_buffer(RowK *R, CgW *w)
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
 		const char *ty = cg_store_type((fz_dtype)c->g->nodes[id].dtype);
+		if (!row_pf_here(R, id))
+			continue;
 		if (R->pf_off[i] == 0)
 			cw_line(w, "%s *fz_pf%d = reinterpret_cast<%s *>(fz_smem) + fz_tid * %d;", ty, id, ty, R->vec);
 		else
@@ -50,34 +71,56 @@ static void emit_pf_buffer(RowK *R, CgW *w)
 	}
 }
 
+void row_reg_start(RowK *R, CgW *w)
+{
+	cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
+}
+
 static void reg_prologue(RowK *R, CgW *w)
 {
-	if (R->npf > 0)
+	bool pf = any_pf(R);
+	if (pf)
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
-	cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
-	if (R->npf > 0)
+	row_reg_start(R, w);
+	if (pf)
 		emit_pf_buffer(R, w);
 }
 
-static void reg_row_head(RowK *R, CgW *w)
+void row_reg_row(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
 	for (int i = 0; i < R->ncached; i++) {
 		const Node *n = &c->g->nodes[R->cached[i]];
-		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->rk, R->vec);
+		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->K, R->vec);
 	}
 }
 
-/* "for (int k ...) {" over the thread's chunks, with j0 declared. */
-static void open_chunks(RowK *R, CgW *w)
+/* "for (int k ...) {" over the thread's chunks, with j0 declared (in the
+ * masked class, shifted by the row's fz_s, or the next row's fz_sn). */
+static void open_chunks(RowK *R, CgW *w, const char *shift)
 {
 	cw_unroll(w);
-	cw_open(w, "for (int k = 0; k < %d; k++)", R->rk);
-	cw_line(w, "const int j0 = fz_ji + k * fz_stepi;");
+	cw_open(w, "for (int k = 0; k < %d; k++)", R->K);
+	if (R->path->shifted)
+		cw_line(w, "const int j0 = fz_ji + k * fz_stepi - %s;", shift);
+	else
+		cw_line(w, "const int j0 = fz_ji + k * fz_stepi;");
 }
 
 static void load_start(CgW *w) { cw_line(w, "const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */"); }
+
+/* The load of chunk k of parameter p into array o: of an aligned row (past
+ * the row: its start), or masked. */
+static void emit_load(RowK *R, int p, const char *o)
+{
+	if (R->path->masked) {
+		cw_line(R->w, "%s", row_load(R, p, o, "j0", "fz_ei"));
+		return;
+	}
+	load_start(R->w);
+	cw_line(R->w, "fz_ldr(%s, %s, jl, fz_vec);", o, row_ptr(R, p));
+}
 
 /* The copies of the prefetched leaves' chunks for the row at offsets `off`
  * ("fz_r": this one, "fz_q": the next). */
@@ -85,14 +128,21 @@ static void emit_pf_issue(RowK *R, const char *off)
 {
 	Cg *c = R->c;
 	CgW *w = R->w;
-	open_chunks(R, w);
+	bool next = off[3] == 'q';
+	open_chunks(R, w, next ? "fz_sn" : "fz_s");
 	cw_open(w, "if (j0 < fz_nr)");
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
 		int p = c->pin[id];
+		if (!row_pf_here(R, id))
+			continue;
 		row_ptr(R, p); /* marks it used */
-		cw_line(w, "fz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_vec);", R->vec, id, R->vec,
-		        cg_param_name(c, p), off, R->rdecl[p]);
+		if (R->path->shifted)
+			cw_line(w, "fz_pfm<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_nr, fz_v%s%d);", R->vec, id, R->vec,
+			        cg_param_name(c, p), off, R->rdecl[p], next ? "n" : "", p);
+		else
+			cw_line(w, "fz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_vec);", R->vec, id, R->vec,
+			        cg_param_name(c, p), off, R->rdecl[p]);
 	}
 	cw_close(w);
 	cw_close(w);
@@ -113,12 +163,15 @@ static void emit_prefetched(RowK *R)
 	cw_line(w, "fz_pf_wait();");
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
-		cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->rk, R->vec);
+		if (row_pf_here(R, id))
+			cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->K, R->vec);
 	}
 	cw_unroll(w);
-	cw_open(w, "for (int k = 0; k < %d; k++)", R->rk);
+	cw_open(w, "for (int k = 0; k < %d; k++)", R->K);
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
+		if (!row_pf_here(R, id))
+			continue;
 		cw_line(w, "fz_cld(l%d[k], fz_pf%d + k * fz_pfk * %d);", id, id, R->vec);
 		c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
 	}
@@ -134,10 +187,9 @@ static void emit_hoisted(RowK *R, NodeId id)
 {
 	Cg *c = R->c;
 	CgW *w = R->w;
-	cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->rk, R->vec);
-	open_chunks(R, w);
-	load_start(w);
-	cw_line(w, "fz_ldr(l%d[k], %s, jl, fz_vec);", id, row_ptr(R, c->pin[id]));
+	cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->K, R->vec);
+	open_chunks(R, w, "fz_s");
+	emit_load(R, c->pin[id], arena_printf(c->a, "l%d[k]", id));
 	cw_close(w);
 	c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
 }
@@ -149,7 +201,7 @@ static const char *reg_array(RowK *R, NodeId id, int q, bool whole)
 	Cg *c = R->c;
 	if (!cg_is_leaf(c, id))
 		return arena_printf(c->a, "v%d", id);
-	bool held = whole && (R->npf == 0 || (q == 0 && row_is_pf(R, id)));
+	bool held = whole && (!any_pf(R) || (q == 0 && row_pf_here(R, id)));
 	return arena_printf(c->a, held ? "l%d[k]" : "l%d", id);
 }
 
@@ -161,29 +213,34 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 	bool first = true;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
-		if (q == 0 && row_is_pf(R, id))
+		if (q == 0 && row_pf_here(R, id))
 			continue;
-		if (first)
-			load_start(w);
-		first = false;
 		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
-		cw_line(w, "fz_ldr(l%d, %s, jl, fz_vec);", id, row_ptr(R, c->pin[id]));
+		if (R->path->masked)
+			cw_line(w, "%s", row_load(R, c->pin[id], arena_printf(c->a, "l%d", id), "j0", "fz_ei"));
+		else {
+			if (first)
+				load_start(w);
+			cw_line(w, "fz_ldr(l%d, %s, jl, fz_vec);", id, row_ptr(R, c->pin[id]));
+		}
+		first = false;
 		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
 	}
 }
 
-static bool reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
+bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
 	CgW *w = R->w;
-	if (q == 0 && R->npf > 0)
+	bool pf = any_pf(R);
+	if (q == 0 && pf)
 		emit_prefetched(R);
-	bool hoist = q == 0 && m->nleaf == 1 && R->npf == 0;
+	bool hoist = q == 0 && m->nleaf == 1 && !pf;
 	if (hoist)
 		emit_hoisted(R, m->leaf[0]);
-	bool whole = hoist || (q == 0 && R->npf > 0);
-	open_chunks(R, w);
+	bool whole = hoist || (q == 0 && pf);
+	open_chunks(R, w, "fz_s");
 	if (!hoist)
 		emit_chunk_loads(R, q, m);
 	for (int i = 0; i < m->nfread; i++)
@@ -196,7 +253,10 @@ static bool reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt
 			continue;
 		cw_line(w, "if (j0 < fz_ei)");
 		cw_in(w);
-		cw_line(w, "fz_str(%s, j0, fz_vec, %s);", row_ptr(R, i), reg_array(R, kp->node, q, whole));
+		if (R->path->masked)
+			cw_line(w, "%s", row_store(R, i, "j0", "fz_ei", reg_array(R, kp->node, q, whole)));
+		else
+			cw_line(w, "fz_str(%s, j0, fz_vec, %s);", row_ptr(R, i), reg_array(R, kp->node, q, whole));
 		cw_out(w);
 	}
 	for (int i = 0; i < R->ncached; i++)
@@ -212,8 +272,26 @@ const RowPath row_reg_path = {
 	.args = reg_args,
 	.describe = reg_describe,
 	.prologue = reg_prologue,
-	.row_head = reg_row_head,
-	.chunks = reg_chunks,
+	.row_head = row_reg_row,
+	.chunks = row_reg_chunks,
 	.exchange = NULL,
+	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = false,
+	.shifted = false,
+};
+
+const RowPath row_regm_path = {
+	.path = CG_PATH_REG,
+	.helpers = CGH_REG,
+	.args = reg_args,
+	.describe = reg_describe,
+	.prologue = reg_prologue,
+	.row_head = row_reg_row,
+	.chunks = row_reg_chunks,
+	.exchange = NULL,
+	.row_tail = NULL,
+	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = true,
+	.shifted = true,
 };

@@ -2,7 +2,8 @@
  * row_split.c: the SPLIT path, several blocks a row.
  *
  * gridDim.y = S blocks take a row together, block fz_seg its segment of
- * fz_len elements (cg_launch's choice: the row over S, in whole chunks),
+ * fz_len elements (cg_launch's choice: the row over S, in whole chunks,
+ * counted from the row's alignment fz_s elements before it),
  * with the chunk loop and row cache of the ROW path (row_loop.c). After each
  * pass's block reduction they publish their partial results in the
  * workspace (at fz_wpart: two alternating sets per row group, so that a
@@ -36,17 +37,20 @@ static void split_prologue(RowK *R, CgW *w)
 	if (R->c->info->nslots > 0)
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
 	cw_line(w, "const int fz_S = gridDim.y, fz_seg = blockIdx.y;");
-	cw_line(w, "const long long fz_beg = fz_seg * fz_len < fz_n ? fz_seg * fz_len : fz_n;");
-	cw_line(w, "const long long fz_end = fz_beg + fz_len < fz_n ? fz_beg + fz_len : fz_n;");
-	cw_line(w, "const long long fz_j = fz_beg + (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;",
-	        R->vec, R->vec);
+	cw_line(w, "const long long fz_j = (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;", R->vec,
+	        R->vec);
 	row_cache_pointers(R, w, true);
 	cw_line(w, "unsigned long long fz_ep = 0; /* exchanges so far */");
 }
 
+/* The block's segment of the row, fz_beg .. fz_end: whole chunks counted
+ * from the row's alignment, so the first segment starts fz_s elements before
+ * the row. */
 static void split_row_head(RowK *R, CgW *w)
 {
 	(void)R;
+	cw_line(w, "const long long fz_vn = fz_n + fz_s, fz_vb = fz_seg * fz_len < fz_vn ? fz_seg * fz_len : fz_vn;");
+	cw_line(w, "const long long fz_beg = fz_vb - fz_s, fz_end = (fz_vb + fz_len < fz_vn ? fz_vb + fz_len : fz_vn) - fz_s;");
 	cw_line(w, "const long long fz_e = fz_act ? fz_end : fz_beg;");
 }
 
@@ -91,5 +95,8 @@ const RowPath row_split_path = {
 	.row_head = split_row_head,
 	.chunks = split_chunks,
 	.exchange = split_exchange,
+	.row_tail = NULL,
 	.row_store_cond = "fz_act && threadIdx.x == 0 && fz_seg == 0",
+	.masked = true,
+	.shifted = true,
 };

@@ -42,12 +42,24 @@ typedef struct RowPath {
 	bool (*chunks)(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
 	/* After pass q's block reduction: combine the blocks of a row (or NULL). */
 	void (*exchange)(RowK *R, int q);
+	/* After the row's body, at the end of each row of the block (or NULL). */
+	void (*row_tail)(RowK *R, CgW *w);
 	/* Per-row outputs are written by the group's first thread; of the first
 	 * segment only, for split rows. */
 	const char *row_store_cond;
+	/* A row's chunks may be partial (any row length): loads, stores and
+	 * reductions check each element of a chunk at the row's ends. false:
+	 * the register path's class for rows of a multiple of V. */
+	bool masked;
+	/* The row's chunks start where its primary stream is 16-byte aligned, row
+	 * by row (fz_s elements before the row's start): any row alignment at
+	 * full vector width. false: from the row's start (rows of a multiple of
+	 * V, fz_vec saying once whether the launch's pointers are aligned; or a
+	 * row staged in shared memory, which needs no alignment). */
+	bool shifted;
 } RowPath;
 
-extern const RowPath row_reg_path, row_loop_path, row_split_path;
+extern const RowPath row_reg_path, row_regm_path, row_loop_path, row_split_path, row_tile_path;
 
 struct RowK {
 	Cg *c;
@@ -56,6 +68,7 @@ struct RowK {
 	int vec;
 	int P;                  /* passes before the epilogue */
 	int rk;                 /* chunks a thread holds in registers (0: no register path) */
+	int K;                  /* the entry being written: chunks a thread holds (REG: rk; TILE: its class) */
 	int32_t rowc;           /* mark3 stamp: per-row values needed */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
@@ -67,6 +80,10 @@ struct RowK {
 	int npf;
 	const char **roff;      /* per param: row offset expression "fz_r<d>", or NULL */
 	int *rdecl;             /* per param: d, the parameter declaring that offset */
+	int prim;               /* the stream whose alignment places a row's chunks (shifted paths), or -1 */
+	bool *aligned;          /* per param: a per-element stream whose rows are aligned like prim's
+	                           when the pointers are (same row offset); the others load whole
+	                           chunks through fz_ldc */
 	/* The entry being written. */
 	const RowPath *path;
 	CgW *w;                 /* its body */
@@ -96,6 +113,13 @@ int row_slot_of(const RowK *R, NodeId id);
 /* Parameter i of kind `kind` loading or storing node id, or -1. */
 int row_param_of(const RowK *R, NodeId id, ParamKind kind);
 bool row_is_pf(const RowK *R, NodeId id);
+/* Does the entry being written prefetch leaf id (a REG entry, and in its
+ * masked class a stream aligned with the row's chunks)? */
+bool row_pf_here(const RowK *R, NodeId id);
+/* Is parameter i a per-element stream (an input or output with the row's last axis)? */
+bool row_is_stream(const RowK *R, int i);
+/* The TILE path: parameter i's tile (its index in CgKernelInfo.tile_param), or -1. */
+int row_tile_of(const RowK *R, int i);
 
 /* ---- row_emit.c ------------------------------------------------------------ */
 
@@ -111,11 +135,22 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 /* The array holding node id's V values after the u-loop of a general loop
  * (for stores and cache writes). */
 const char *row_value_array(RowK *R, NodeId id, int q);
+/* Shifted paths: the load of the chunk at j0 of stream i (`o`: the array),
+ * and its store; `n` is the row's (or segment's) end. */
+const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n);
+const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o);
 
 /* ---- the paths ----------------------------------------------------------- */
 
+/* row_reg.c: rows in registers, K chunks a thread, shared with staged rows
+ * (row_tile.c): the declarations before the loop over rows, a row's
+ * registers, and pass q's chunks. */
+void row_reg_start(RowK *R, CgW *w);
+void row_reg_row(RowK *R, CgW *w);
+bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
+
 /* row_loop.c: the general loop's chunks and cache pointers, shared with
- * split rows (seg: offsets from the segment's start). */
+ * split rows (seg: from the segment's start). */
 bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg);
 void row_cache_pointers(RowK *R, CgW *w, bool split);
 int row_cache_args(RowK *R, CgArg *args);

@@ -135,14 +135,14 @@ static inline void __syncthreads() { emu_arrive(emu.blocks[emu.cur->block].bar);
 static inline void __threadfence() {}
 static inline void __nanosleep(unsigned) { emu_yield(); }
 
-template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o)
+/* Lane `from` of the warp's values (all lanes deposit theirs, then read). */
+template <class T> static inline T emu_shfl(T v, int from)
 {
 	emu_warp &w = emu.warps[emu.cur->warp];
 	unsigned long long bits = 0;
 	memcpy(&bits, &v, sizeof v);
 	w.slot[emu.cur->lane] = bits;
 	emu_arrive(w.bar);
-	int from = emu.cur->lane ^ o;
 	if (from >= w.bar.n) {
 		fprintf(stderr, "emu: shuffle from lane %d of a %d-lane warp\n", from, w.bar.n);
 		abort();
@@ -152,6 +152,9 @@ template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o)
 	emu_arrive(w.bar);
 	return r;
 }
+
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o) { return emu_shfl(v, emu.cur->lane ^ o); }
+template <class T> static inline T __shfl_sync(unsigned, T v, int lane) { return emu_shfl(v, lane); }
 
 static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
 {

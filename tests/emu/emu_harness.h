@@ -189,10 +189,12 @@ static void fill(Tensor *t, bool nans)
  * grid (two blocks of a warp), so that a thread takes several iterations of
  * its grid-stride loop. */
 typedef enum {
-	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_REG, NSCHED
+	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_REG, SCHED_REGM,
+	SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, NSCHED
 } Sched;
 
-static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "reg"};
+static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "reg", "regm",
+                                   "regm-thread", "regm-3warps", "tile1x32", "tile4x16"};
 
 static CgDevice emu_device(void)
 {
@@ -222,11 +224,30 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.threads = 4;
 		f.rows = 8;
 	}
-	if (s == SCHED_REG) { /* the smallest group that holds the row */
+	if (s == SCHED_REG || s == SCHED_REGM || s == SCHED_REGM1) {
+		/* the smallest group that holds the row (the masked class: from
+		 * an unaligned start); regm-thread: from one thread a row */
 		f.path = CG_PATH_REG;
-		while (ki->rk > 0 && f.threads < 256 && n > (int64_t)f.threads * ki->rk * ki->vec)
+		f.masked = s != SCHED_REG;
+		f.threads = s == SCHED_REGM1 ? 1 : 4;
+		int64_t span = f.masked ? n + ki->vec - 1 : n;
+		while (ki->rk > 0 && f.threads < 256 && span > (int64_t)f.threads * ki->rk * ki->vec)
 			f.threads *= 2;
 		f.rows = f.threads < 32 ? 32 / f.threads : 1;
+	}
+	if (s == SCHED_REGM96) { /* a group of three warps (fz_reduce over a number of warps not a power of two) */
+		f.path = CG_PATH_REG;
+		f.masked = true;
+		f.threads = 96;
+	}
+	if (s == SCHED_TILE1 || s == SCHED_TILE4) {
+		/* staged rows: a thread a row holding the fewest chunks (1, 2 or
+		 * 4), 32 rows a tile; 4 threads of 2 chunks a row, 16 rows */
+		int64_t chunks = cdiv(n, ki->vec);
+		f.path = CG_PATH_TILE;
+		f.threads = s == SCHED_TILE1 ? 1 : 4;
+		f.rows = s == SCHED_TILE1 ? 32 : 16;
+		f.K = s == SCHED_TILE1 ? (chunks <= 1 ? 1 : chunks <= 2 ? 2 : 4) : 2;
 	}
 	f.global = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE;
 	if (s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE) {
@@ -297,7 +318,8 @@ typedef struct Run {
 	EmuModule *m;
 	const int64_t *dims;
 	Sched sched;
-	bool misalign, nans;
+	int misalign;           /* 1: inputs one element off 16-byte alignment; 2: outputs too */
+	bool nans;
 	const ProgenInfo *pg;   /* a random program: its inputs and tolerances */
 	const Tensor *given;    /* the inputs, instead of random ones */
 	bool exact;             /* every output bit for bit (NaN matching any NaN) */
@@ -356,7 +378,7 @@ static void alloc_bufs(Run *run, const Tensor *in, const Tensor *want, Bufs *b)
 		b->slot[g->inputs[i].node] = at;
 	}
 	for (int i = 0; i < g->noutputs; i++)
-		b->outp[i] = new_buf(b, tensor_nbytes(&want[i]), 0, 0xab);
+		b->outp[i] = new_buf(b, tensor_nbytes(&want[i]), run->misalign == 2 ? fz_dtype_size(want[i].dtype) : 0, 0xab);
 	for (int t = 0; t < p->ntemps; t++) {
 		const Node *n = &g->nodes[p->temps[t]];
 		int64_t numel;

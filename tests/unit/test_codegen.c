@@ -218,6 +218,7 @@ END_TEST
 static const CgArgKind path_args[CG_NPATHS][5] = {
 	[CG_PATH_ROW] = {CGARG_WORKSPACE, CGARG_CSTRIDE, CGARG_CWS},
 	[CG_PATH_SPLIT] = {CGARG_WORKSPACE, CGARG_SEG, CGARG_PARTIALS, CGARG_CSTRIDE, CGARG_CWS},
+	[CG_PATH_TILE] = {CGARG_TILE, CGARG_TILE},
 };
 
 /* One entry per path a kernel can take, named after it, its arguments the
@@ -228,8 +229,11 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	ck_assert_int_eq(m->nentries, 1 + 3); /* the pointwise entry; reg4, row and split */
-	static const char *names[] = {"test_k0_pw", "test_k1_reg4", "test_k1_row", "test_k1_split"};
+	/* the pointwise entry; reg4 and its masked class, row, split and the
+	 * tile's three classes */
+	ck_assert_int_eq(m->nentries, 1 + 7);
+	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m", "test_k1_row",
+	                              "test_k1_split", "test_k1_tile1", "test_k1_tile2", "test_k1_tile4"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -242,11 +246,14 @@ START_TEST(entries_and_arguments)
 		}
 		for (int j = k->nparams; j < e->nargs; j++)
 			ck_assert_int_eq(e->args[j].kind, path_args[e->path][j - k->nparams]);
-		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW ? 3 : e->path == CG_PATH_SPLIT ? 5 : 0));
+		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW     ? 3
+		                                          : e->path == CG_PATH_SPLIT ? 5
+		                                          : e->path == CG_PATH_TILE  ? 2
+		                                                                     : 0));
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[4] = {0};
+		bool want[8] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -258,6 +265,11 @@ START_TEST(entries_and_arguments)
 		ck_assert_int_eq(strstr(alone, "fz_ws") != NULL, e->path == CG_PATH_ROW || e->path == CG_PATH_SPLIT);
 		ck_assert_int_eq(strstr(alone, "fz_barrier") != NULL, e->path == CG_PATH_SPLIT);
 		ck_assert_int_eq(strstr(alone, "fz_ldr") != NULL, e->path == CG_PATH_REG);
+		/* the chunks aligned row by row: every row path but the register path's class for multiples of V
+		 * and the staged rows (from the row's start in its tile) */
+		ck_assert_int_eq(strstr(alone, "fz_s = ") != NULL,
+		                 e->path == CG_PATH_ROW || e->path == CG_PATH_SPLIT || (e->path == CG_PATH_REG && e->masked));
+		ck_assert_int_eq(strstr(alone, "fz_tin<") != NULL, e->path == CG_PATH_TILE);
 		ck_assert_int_eq(strstr(alone, "fz_reduce") != NULL, e->path != CG_PATH_POINTWISE);
 	}
 	pipe_free(c);
@@ -301,9 +313,9 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the three entries (the register path, the general loop, split
-	 * rows) */
-	ck_assert_int_eq(lines, 12);
+	 * each of the seven entries (the register path's two classes, the
+	 * general loop, split rows, the three classes of staged rows) */
+	ck_assert_int_eq(lines, 28);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -372,8 +384,9 @@ START_TEST(deep_chain)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		ck_assert_int_eq(c->plan.nkernels, fused ? 1 : 2 * (DEPTH - 1) + 2);
-		/* a pointwise kernel has one entry, the row kernel three */
-		ck_assert_int_eq(c->module.nentries, c->plan.nkernels + 2);
+		/* a pointwise kernel has one entry, the row kernel four (one row of
+		 * rank 1: nothing to stage) */
+		ck_assert_int_eq(c->module.nentries, c->plan.nkernels + 3);
 		ck_assert_msg(s < 60, "%s: %.1f s to compile", fused ? "fused" : "per-op", s);
 		/* the last link of the chain, in both */
 		char want[64];
@@ -406,22 +419,65 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(c->plan.nkernels, 1);
 	ck_assert_int_eq(c->module.kinfo[0].rk, 4); /* 4 chunks of 4 a thread in registers */
 	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 0); /* light f32 rows: no prefetch */
-	/* short rows: part of a warp per row, several rows a block, the row in
-	 * registers (no shared memory) */
-	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 64});
+	/* short rows not a multiple of V, many: a block's rows staged through
+	 * shared memory, each row in registers: 63 is 16 chunks, 4 threads of
+	 * 4 chunks, 64 rows a block; tiles of 64 * 63 + 4 elements of x and y */
+	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 63});
+	ck_assert_int_eq(l.path, CG_PATH_TILE);
+	ck_assert_int_eq(l.rule, CG_RULE_TILE);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
+	ck_assert_uint_eq(l.block[0], 4);
+	ck_assert_uint_eq(l.block[1], 64);
+	ck_assert_uint_eq(l.grid[0], 16384);
+	ck_assert_int_eq(l.tiles, 2 * (64 * 63 + 4) * 4);
+	ck_assert_uint_eq(l.smem, l.tiles);
+	ck_assert(!l.cooperative);
+	const CgEntry *te = &c->module.entries[l.entry];
+	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's tile after x's */
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (64 * 63 + 4) * 4);
+	/* the shortest: a thread a row of the fewest chunks, 256 rows a block */
+	l = launch(c, 0, (int64_t[]){1 << 20, 7});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2");
+	ck_assert_uint_eq(l.block[0], 1);
+	ck_assert_uint_eq(l.block[1], 256);
+	l = launch(c, 0, (int64_t[]){1 << 20, 3});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1");
+	/* a multiple of 4: the register path's aligned vectors (faster than the
+	 * tile, measured) */
+	l = launch(c, 0, (int64_t[]){1 << 20, 64});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert_uint_eq(l.block[0], 4);
 	ck_assert_uint_eq(l.block[1], 32);
-	ck_assert_uint_eq(l.grid[0], 32768);
 	ck_assert_uint_eq(l.smem, 0);
-	ck_assert(!l.cooperative);
-	/* a length not a multiple of 4: cached in shared memory */
-	l = launch(c, 0, (int64_t[]){1 << 20, 63});
-	ck_assert_int_eq(l.path, CG_PATH_ROW);
-	ck_assert_int_eq(l.cache, CG_CACHE_SHARED);
-	ck_assert_int_eq(l.rule, CG_RULE_ROW_UNALIGNED);
-	ck_assert_uint_eq(l.block[0], 4);
-	ck_assert_uint_eq(l.smem, 32 * 64 * 4);
+	/* too few rows to fill the device a tile a block: the register path,
+	 * more threads a row while the device is idle (a chunk each) */
+	l = launch(c, 0, (int64_t[]){1000, 64});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 16);
+	ck_assert_uint_eq(l.block[1], 8);
+	ck_assert_uint_eq(l.smem, 0);
+	/* longer: part of a warp a row, several rows a block, the row in
+	 * registers (no shared memory) */
+	l = launch(c, 0, (int64_t[]){1 << 20, 128});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 16);
+	ck_assert_uint_eq(l.grid[0], 65536);
+	ck_assert_uint_eq(l.smem, 0);
+	/* 127: still staged (32 chunks), 8 threads of 4 chunks a row */
+	l = launch(c, 0, (int64_t[]){1 << 20, 127});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 32);
+	/* longer, not a multiple of 4: the masked class, 34 chunks counted from
+	 * each row's alignment, 16 threads a row */
+	l = launch(c, 0, (int64_t[]){1 << 20, 133});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_int_eq(l.rule, CG_RULE_REG_MASKED);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
+	ck_assert_uint_eq(l.block[0], 16);
+	ck_assert_uint_eq(l.block[1], 8);
+	ck_assert_uint_eq(l.smem, 0);
 	/* 1024: two warps a row, 4 chunks a lane */
 	l = launch(c, 0, (int64_t[]){32768, 1024});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
@@ -438,22 +494,32 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.block[1], 1);
 	ck_assert_uint_eq(l.grid[0], 4096);
 	ck_assert_uint_eq(l.smem, 0);
-	/* 4098 (not a multiple of 4): the row (16 KiB and 16 bytes) cached */
+	/* 4098 (not a multiple of 4): up to 1026 chunks, 9 warps a row (4
+	 * chunks a thread, not 512 threads of 2) */
 	l = launch(c, 0, (int64_t[]){4096, 4098});
-	ck_assert_uint_eq(l.block[0], 512);
-	ck_assert_uint_eq(l.smem, 16400);
+	ck_assert_int_eq(l.rule, CG_RULE_REG_MASKED);
+	ck_assert_uint_eq(l.block[0], 288);
+	ck_assert_uint_eq(l.smem, 0);
+	/* 16383: one chunk more than 1024 threads hold from an unaligned
+	 * start; the row cache over 16388 elements (the row and its shift, in
+	 * whole chunks) */
+	l = launch(c, 0, (int64_t[]){1024, 16383});
+	ck_assert_int_eq(l.path, CG_PATH_ROW);
+	ck_assert_int_eq(l.rule, CG_RULE_ROW_LONG);
+	ck_assert_uint_eq(l.smem, 16388 * 4);
 	/* 16384: a block of 1024 a row, in registers (the limit) */
 	l = launch(c, 0, (int64_t[]){1024, 16384});
 	ck_assert_uint_eq(l.block[0], 1024);
 	ck_assert_uint_eq(l.smem, 0);
-	/* 32768: a block of 1024 a row, 128 KiB cached */
+	/* 32768: a block of 1024 a row, 128 KiB cached (and a chunk for a
+	 * misaligned start) */
 	l = launch(c, 0, (int64_t[]){1024, 32768});
 	ck_assert_int_eq(l.path, CG_PATH_ROW);
 	ck_assert_int_eq(l.rule, CG_RULE_ROW_LONG);
 	ck_assert_uint_eq(l.block[0], 1024);
-	ck_assert_uint_eq(l.smem, 131072);
+	ck_assert_uint_eq(l.smem, 131072 + 16);
 	ck_assert_int_eq(l.workspace, 0);
-	ck_assert_int_eq(l.cstride, 131072);
+	ck_assert_int_eq(l.cstride, 131072 + 16);
 	ck_assert_int_eq(l.cws, -1); /* the kernel is told: in shared memory */
 	/* too long to cache in one block: split with each segment cached */
 	l = launch(c, 0, (int64_t[]){1024, 1 << 20});
@@ -482,7 +548,7 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.block[0], 1024);
 	ck_assert_uint_eq(l.grid[0], 16); /* 64 MiB of cache a row: at most 1 GiB in all */
 	ck_assert_uint_eq(l.smem, 0);
-	ck_assert_int_eq(l.workspace, 16 * ((int64_t)4 << 24));
+	ck_assert_int_eq(l.workspace, 16 * (((int64_t)4 << 24) + 16));
 	ck_assert_int_eq(l.workspace_zero, 0);
 	ck_assert_int_eq(l.cws, 0);
 	/* few long rows: split to fill the device */
@@ -490,7 +556,7 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(l.path, CG_PATH_SPLIT);
 	ck_assert_int_eq(l.rule, CG_RULE_SPLIT_FEW);
 	ck_assert_uint_eq(l.grid[0], 4);
-	ck_assert_uint_eq(l.smem, (1 << 18) / 64 * 4);
+	ck_assert_uint_eq(l.smem, 4100 * 4); /* 64 segments of whole chunks over the row and its shift */
 	ck_assert_uint_eq(l.grid[1], 64); /* 2 chunks a thread; 66 would fill the device */
 	pipe_free(c);
 }
@@ -509,7 +575,10 @@ START_TEST(row_cache_slots)
 	CgLaunch l = launch(c, 0, (int64_t[]){8192, 4096});
 	ck_assert_uint_eq(l.smem, 0); /* the row in registers */
 	l = launch(c, 0, (int64_t[]){8192, 4095});
-	ck_assert_uint_eq(l.smem, 16384);
+	ck_assert_uint_eq(l.smem, 0); /* the masked class */
+	l = launch(c, 0, (int64_t[]){8192, 16383});
+	ck_assert_int_eq(l.path, CG_PATH_ROW);
+	ck_assert_uint_eq(l.smem, 16388 * 4);
 	pipe_free(c);
 	/* f16: x cached as f16 (2 bytes), xc as f32 */
 	c = compile_mode("in x: f16[R, C]\nmu = mean(x)\nxc = x - mu\nout y = f16(xc * rsqrt(mean(xc * xc) + 1e-5))\n",
@@ -534,17 +603,26 @@ START_TEST(row_cache_slots)
 	ck_assert_uint_eq(l.grid[0], 132 * 16); /* let fit (the runtime cuts it to what registers do) */
 	l = launch(c, 0, (int64_t[]){100, 4096}); /* few rows: a block each */
 	ck_assert_uint_eq(l.grid[0], 100);
-	l = launch(c, 0, (int64_t[]){4096, 4095}); /* not in registers: a block a row */
-	ck_assert(!l.resident);
+	/* the masked class, prefetching too: up to 513 chunks from an unaligned
+	 * start, 5 warps */
 	l = launch(c, 0, (int64_t[]){4096, 4095});
-	ck_assert_uint_eq(l.smem, 8192 + 16384);
-	ck_assert_uint_eq(l.block[0], 128); /* 8 blocks' caches an SM: 1024 threads */
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
+	ck_assert(l.resident);
+	ck_assert_uint_eq(l.block[0], 160);
+	ck_assert_uint_eq(l.smem, 160 * 64);
+	/* past what 512 threads hold counted from an unaligned start: a block a
+	 * row, x cached as f16 and e as f32, each slot over 16392 elements (the
+	 * row and its shift, in whole chunks) */
+	l = launch(c, 0, (int64_t[]){4096, 16383});
+	ck_assert(!l.resident);
+	ck_assert_uint_eq(l.smem, 16392 * 2 + 16392 * 4);
+	ck_assert_uint_eq(l.block[0], 512);
 	/* the kernel is told where each slot is: x (f16) first, then xc (f32) */
 	const CgEntry *e = &c->module.entries[l.entry];
 	ck_assert_int_eq(e->path, CG_PATH_ROW);
 	ck_assert_int_eq(e->args[e->nargs - 1].kind, CGARG_SLOT);
-	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &e->args[e->nargs - 1]), 4096 * 2);
-	ck_assert_int_eq(l.cstride, 4096 * 2 + 4096 * 4);
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &e->args[e->nargs - 1]), 16392 * 2);
+	ck_assert_int_eq(l.cstride, 16392 * 2 + 16392 * 4);
 	pipe_free(c);
 	/* heavy (gelu, three streams): bound to 512 threads, x and r prefetched
 	 * (not b, the same every row): 2 blocks of 256 resident an SM */

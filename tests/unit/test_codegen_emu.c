@@ -110,7 +110,7 @@ END_TEST
 static const struct {
 	const char *name, *src;
 	int ndims;
-	int64_t sizes[2][3];
+	int64_t sizes[2][4];
 } programs[] = {
 	/* broadcasting patterns: suffix, per-row, a middle axis, scalars */
 	{"bcast", "in x: f32[A, B, N]\nin s: f32[N]\nin r: f32[A, B, 1]\nin m: f32[A, 1, N]\nin k: f32\nin o: f32[1]\n"
@@ -166,6 +166,10 @@ static const struct {
 	 {{3, 37}, {2, 64}}},
 	{"empty_rows", "in x: f32[B, N]\nin i: i32[B, N]\nout s = sum(x)\nout m = mean(x)\nout k = mean(i)\n"
 	               "out y = x - mean(x)\n", 2, {{3, 0}, {0, 4}}},
+	/* a mask broadcast over heads and queries (its row a division of the
+	 * row's index), odd and aligned key lengths */
+	{"mask4", "in x: f16[B, H, Q, K]\nin m: bool[B, 1, 1, K]\ns = where(m, x * 0.125, -30000.0)\n"
+	          "e = exp(s - max(s))\nout y = e / sum(e)\n", 4, {{2, 3, 5, 37}, {3, 2, 2, 64}}},
 	/* rows of rank 3, per-row outputs, a per-row input, several reductions in a pass */
 	{"rank3", "in x: f32[A, B, N]\nin r: f32[A, B, 1]\nmu = mean(x)\nv = mean(x * x) - mu * mu\n"
 	          "out y = (x - mu) * rsqrt(v + 1e-5) + r\nout m = max(x) + r\nout v2 = v\n", 3, {{2, 3, 17}, {1, 2, 64}}},
@@ -205,6 +209,24 @@ START_TEST(split_long_rows)
 }
 END_TEST
 
+/* Many short rows, as the launch's own choice stages them (TILE on the
+ * emulator's device of two SMs: a tile a block on each), with column
+ * operands (layernorm's weight and bias) and per-row outputs. */
+START_TEST(staged_rows)
+{
+	static const struct {
+		const char *file;
+		int64_t sizes[3][2];
+	} cases[] = {
+		{"examples/layernorm.fz", {{300, 31}, {600, 7}, {70, 127}}},
+		{"examples/layernorm_bf16.fz", {{600, 31}, {600, 7}, {70, 127}}},
+		{"examples/rmsnorm.fz", {{300, 31}, {600, 3}, {70, 127}}},
+		{"examples/logsumexp.fz", {{300, 31}, {600, 7}, {70, 127}}},
+	};
+	check_program(cases[_i].file, read_text(cases[_i].file), 3, 2, &cases[_i].sizes[0][0]);
+}
+END_TEST
+
 /* ---- the launch plan and the kernel agree ----------------------------------------------- */
 
 /* Every path of these row kernels, over row lengths around every chunk and
@@ -236,7 +258,7 @@ START_TEST(plan_bounds)
 {
 	static const int64_t lens[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 256, 257,
 	                               1000, 1024, 1031, 2048, 4100};
-	static const int64_t rows[] = {1, 2, 3, 7};
+	static const int64_t rows[] = {1, 2, 3, 7, 100}; /* 100: several tiles a block (TILE) */
 	if (!have_cxx)
 		return;
 	int ran[NSCHED] = {0};
@@ -249,10 +271,11 @@ START_TEST(plan_bounds)
 		emu_build(c, &m);
 		for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
 			for (int sched = 0; sched < NSCHED; sched++) {
-				int64_t dims[2] = {rows[(li + (size_t)sched) % 4], lens[li]};
-				Run run = {.c = c, .m = &m, .dims = dims, .sched = (Sched)sched, .misalign = li % 3 == 1};
+				int64_t dims[2] = {rows[(li + (size_t)sched) % 5], lens[li]};
+				Run run = {.c = c, .m = &m, .dims = dims, .sched = (Sched)sched, .misalign = (int)(li % 3)};
 				snprintf(run.what, sizeof run.what, "%s (B=%lld N=%lld, %s%s)", bounds_programs[pi].name,
-				         (long long)dims[0], (long long)dims[1], sched_name[sched], run.misalign ? ", misaligned" : "");
+				         (long long)dims[0], (long long)dims[1], sched_name[sched],
+				         run.misalign == 1 ? ", inputs misaligned" : run.misalign == 2 ? ", all misaligned" : "");
 				ran[sched] += run_plan(&run);
 			}
 		emu_free(&m);
@@ -401,6 +424,7 @@ static Suite *emu_suite(void)
 	tcase_set_timeout(t, 300);
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
 	tcase_add_test(t, split_long_rows);
+	tcase_add_loop_test(t, staged_rows, 0, 4);
 	suite_add_tcase(s, t);
 	t = tcase_create("bounds");
 	tcase_set_timeout(t, 600);

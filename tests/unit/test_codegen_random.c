@@ -4,9 +4,11 @@
  *
  * Every construct of the language in combinations nobody wrote by hand,
  * fused and per op, each row kernel under the launch's own choice and every
- * path forced: the register path (where the rows fit it), part of a warp a
- * row, a block a row with the row cache in the workspace, and split rows
- * with the cache in the workspace. The
+ * path forced: the register path (where the rows fit it) and its masked
+ * class (from one thread, four and three warps a row), part of a warp a
+ * row, a block a row with the row cache in the workspace, split rows with
+ * the cache in the workspace, and rows staged a tile at a time (a thread a
+ * row, and four). The
  * comparison uses the generator's own error analysis for each output.
  * Without a C++ compiler the test passes with a note (see emu_harness.h).
  */
@@ -36,8 +38,9 @@ START_TEST(random_program_runs)
 		if (progen_expect(&c->graph, dims) == FZ_OK) {
 			EmuModule m;
 			emu_build(c, &m);
-			static const Sched scheds[] = {SCHED_AUTO, SCHED_REG, SCHED_WARP4, SCHED_LOOP, SCHED_SPLIT_NOCACHE};
-			for (int s = 0; s < 5; s++) {
+			static const Sched scheds[] = {SCHED_AUTO,  SCHED_REG,  SCHED_REGM,          SCHED_REGM1, SCHED_REGM96,
+			                               SCHED_WARP4, SCHED_LOOP, SCHED_SPLIT_NOCACHE, SCHED_TILE1, SCHED_TILE4};
+			for (int s = 0; s < (int)(sizeof scheds / sizeof scheds[0]); s++) {
 				Run run = {.c = c, .m = &m, .dims = dims, .sched = scheds[s], .pg = &info};
 				snprintf(run.what, sizeof run.what, "random seed %llu (%s, %s)", (unsigned long long)seed,
 				         fused ? "fused" : "per-op", sched_name[scheds[s]]);

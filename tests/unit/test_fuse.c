@@ -1008,7 +1008,7 @@ static void random_program(unsigned seed, char *buf, size_t cap)
 	static const char *in_names[] = {"x", "y", "c", "w", "z", "h", "s"};
 	static const char *in_shapes[] = {"BN", "BM", "B1", "N", "CBN", "BN", ""};
 	static const char *in_decl[] = {"f32[B, N]", "f32[B, M]", "f32[B, 1]", "f32[N]", "f32[C, B, N]", "f16[B, N]", "f32"};
-	char names[64][8], shapes[64][4];
+	char names[64][16], shapes[64][4]; /* room for "v%d" of any int: -O0 cannot see nv < 64 */
 	int nv = 0;
 	size_t len = 0;
 	for (int i = 0; i < 7; i++) {

@@ -932,9 +932,10 @@ START_TEST(shared_memory_opt_in)
 	fz_program *p = compile("in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", 1);
 	fz_run *r;
 	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
-	/* odd lengths: rows of a multiple of 4 are held in registers, no shared memory */
-	const int64_t sizes[4][2] = {{8, 1023}, {64, 4095}, {8, 1023}, {16, 2047}};
-	const int opt_ins[4] = {1, 1, 0, 0}; /* 16 KB once 4 KB and 16 KB were allowed */
+	/* rows longer than the register path holds (16384 f32): the row cache,
+	 * 64 KB, 128 KB, 64 KB, 78 KB */
+	const int64_t sizes[4][2] = {{256, 16383}, {256, 32767}, {256, 16383}, {256, 20001}};
+	const int opt_ins[4] = {1, 1, 0, 0}; /* 78 KB once 64 KB and 128 KB were allowed */
 	for (int k = 0; k < 4; k++) {
 		ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 2, sizes[k]), FZ_OK);
 		clear_counts();
@@ -1035,7 +1036,7 @@ static void launch_softmax(fz_run *r, int64_t rows, int64_t n)
 }
 
 /* Compiling a program compiles nothing; the first launch of each path (the
- * register path, the row cache, split rows) compiles and loads that entry
+ * register path's two classes, the row cache, split rows) compiles and loads that entry
  * alone; sizes taking a loaded path load nothing; the same program in the
  * context again, or in a new context, finds the entries loaded, or on disk. */
 START_TEST(entries_loaded_on_first_use)
@@ -1053,10 +1054,11 @@ START_TEST(entries_loaded_on_first_use)
 		const char *entry;
 		int loads;
 	} runs[] = {
-		{64, 1024, "calls_k0_reg4", 1}, {64, 1001, "calls_k0_row", 2},  {4, 1 << 18, "calls_k0_split", 3},
-		{8, 4096, "calls_k0_reg4", 3},  {3, 77, "calls_k0_row", 3},     {64, 1024, "calls_k0_reg4", 3},
+		{64, 1024, "calls_k0_reg4", 1},   {64, 1001, "calls_k0_reg4m", 2}, {256, 20001, "calls_k0_row", 3},
+		{4, 1 << 18, "calls_k0_split", 4}, {8, 4096, "calls_k0_reg4", 4},   {3, 77, "calls_k0_reg4m", 4},
+		{64, 1024, "calls_k0_reg4", 4},
 	};
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 7; i++) {
 		fake.nran = 0;
 		launch_softmax(r, runs[i].rows, runs[i].n);
 		ck_assert_str_eq(fake.ran[fake.nran - 1].f->name, runs[i].entry);
@@ -1064,7 +1066,7 @@ START_TEST(entries_loaded_on_first_use)
 		ck_assert_int_eq(calls[F_cuModuleGetFunction], runs[i].loads);
 	}
 	fz_context_cache_stats(ctx, &st);
-	ck_assert_uint_eq(st.nvrtc_compiles + st.disk_hits - st0.nvrtc_compiles - st0.disk_hits, 3);
+	ck_assert_uint_eq(st.nvrtc_compiles + st.disk_hits - st0.nvrtc_compiles - st0.disk_hits, 4);
 	/* the same program again: the loaded modules */
 	fz_program *q = compile(src, 1);
 	fz_run *r2;
@@ -1072,7 +1074,7 @@ START_TEST(entries_loaded_on_first_use)
 	launch_softmax(r2, 16, 512);
 	fz_context_cache_stats(ctx, &st0);
 	ck_assert_uint_eq(st0.memory_hits, st.memory_hits + 1);
-	ck_assert_int_eq(calls[F_cuModuleLoadData], 3);
+	ck_assert_int_eq(calls[F_cuModuleLoadData], 4);
 	fz_run_destroy(r2);
 	fz_program_destroy(q);
 	fz_run_destroy(r);
@@ -1111,10 +1113,10 @@ START_TEST(prepare_ahead_of_launch)
 	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
 	fake.nran = 0;
 	launch_softmax(r, 64, 1001);
-	ck_assert_str_eq(fake.ran[fake.nran - 1].f->name, "calls_k0_row");
+	ck_assert_str_eq(fake.ran[fake.nran - 1].f->name, "calls_k0_reg4m");
 	ck_assert_int_eq(calls[F_cuModuleLoadData], 1);
 	fz_run_destroy(r);
-	/* every entry: the two not loaded yet, in one module */
+	/* every entry: the three not loaded yet, in one module */
 	ck_assert_int_eq(fz_program_prepare(p, NULL), FZ_OK);
 	ck_assert_int_eq(calls[F_cuModuleLoadData], 2);
 	ck_assert_int_eq(calls[F_cuModuleGetFunction], 1 + (p->c->module.nentries - 1));
