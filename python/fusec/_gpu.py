@@ -99,7 +99,7 @@ def context(ordinal):
     return ctx
 
 
-def key_function(positions):
+def key_function(positions, whole=False):
     """The key of the tensors at these positions of a sequence: each one's
     shape, dtype, device and contiguity, in one flat tuple. Generated
     unrolled, since it runs at every call and a loop would cost more than
@@ -111,10 +111,14 @@ def key_function(positions):
             return (t0.shape, t0.dtype, t0.device, t0.is_contiguous(), t2.shape, ...)
 
     Anything that is not a torch tensor raises (AttributeError, say), which
-    sends the call to the general path."""
+    sends the call to the general path. With whole, the key also holds the
+    sequence's length (out= of too many tensors must not find the key of the
+    right ones)."""
     lines = ["def key(a):"] + [f"    t{p} = a[{p}]" for p in positions]
     items = "".join(f"t{p}.shape, t{p}.dtype, t{p}.device, t{p}.is_contiguous(), " for p in positions)
     env = {}
+    if whole:
+        items += "len(a), "
     exec("\n".join(lines + [f"    return ({items})"]) + "\n", env)
     return env["key"]
 

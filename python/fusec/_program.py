@@ -74,7 +74,7 @@ class Program:
         # the fast path (_gpu): a call's key -> its signature's launch function
         self._n = len(self.inputs)
         self._key = _gpu.key_function(self._tensor_pos)
-        self._out_key = _gpu.key_function(range(len(self.outputs)))
+        self._out_key = _gpu.key_function(range(len(self.outputs)), whole=True)
         self._calls = {}
         self._signatures = {}  # input key -> _gpu.Signature, oldest first
         self._sig_lock = threading.Lock()
