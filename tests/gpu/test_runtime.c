@@ -367,7 +367,7 @@ START_TEST(twenty_sizes_two_compiles)
 	launch_checked(q, (int64_t[]){5, 100}, 7);
 	fz_context_cache_stats(c2, &st);
 	ck_assert_uint_eq(st.memory_hits, 1);
-	ck_assert_uint_eq(st.nvrtc_compiles, 2);
+	ck_assert_uint_eq(st.nvrtc_compiles, nseen + !seen[entry_at(q, (int64_t[]){5, 100})]); /* p's entries, shared */
 	fz_program_destroy(q);
 	fz_run_destroy(r);
 	fz_program_destroy(p);
