@@ -23,7 +23,7 @@ import torch.fx as fx
 from .lowering import TABLE, VIEW_OPS, reason
 from .partition import candidates, regions
 from .report import Fallback, GraphReport, RegionReport
-from .runtime import Region, compile_source, load
+from .runtime import Region, compile_source, example_shapes, load
 from .translate import NodeUnsupported, Translator
 
 __all__ = ["compile_graph"]
@@ -81,7 +81,7 @@ def _programs(translated, fuse, refused):
             _refuse(t, f"fusec rejected the translated region: {_first_line(e)}", refused)
     cuda = [d for d in done if d[0].cuda_device is not None]
     failed = set()
-    for (t, _, _), e in zip(cuda, load([(p, t.cuda_device) for t, _, p in cuda])):
+    for (t, _, _), e in zip(cuda, load([(p, t.cuda_device, example_shapes(t.inputs)) for t, _, p in cuda])):
         if e is not None:
             _refuse(t, f"fusec could not compile the region for the GPU: {_first_line(e)}", refused)
             failed.add(t)

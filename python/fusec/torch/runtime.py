@@ -17,7 +17,7 @@ import torch
 
 from .fz import FZ_DTYPE
 
-__all__ = ["Region", "compile_source", "load", "kernel_names", "features"]
+__all__ = ["Region", "compile_source", "load", "example_shapes", "kernel_names", "features"]
 
 NAME = "torch"  # the programs' name: their kernels are torch_k0, torch_k1, ...
 
@@ -28,15 +28,19 @@ def compile_source(source, fuse=True):
 
 
 def load(jobs):
-    """JIT-compile each (program, CUDA device) of `jobs` now, every kernel
-    path of it, in parallel (the package releases the GIL while NVRTC
-    runs), rather than one after the other at their first calls; returns,
-    per job, None or the exception it raised."""
+    """JIT-compile each (program, CUDA device, shapes) of `jobs` now, in
+    parallel (the package releases the GIL while NVRTC runs), rather than
+    one after the other at their first calls: the kernel paths that calls
+    at `shapes` (the example inputs' sizes) take, not every path, since
+    each path is an NVRTC compile of its own and other sizes compile theirs
+    when they come (cached on disk). With shapes None nothing is compiled
+    now. Returns, per job, None or the exception it raised."""
 
     def one(job):
-        program, device = job
+        program, device, shapes = job
         try:
-            program.prepare(None, device)
+            if shapes is not None:
+                program.prepare(shapes, device)
             return None
         except Exception as e:  # reported by the caller, which leaves the region to PyTorch
             return e
@@ -45,6 +49,32 @@ def load(jobs):
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
         return list(pool.map(one, jobs))
+
+
+def example_shapes(inputs):
+    """The shapes of the program's tensor inputs at the graph's example
+    inputs (a dynamic size by its hint), in order; None where they cannot be
+    told (an input sliced by `index`, a size without a hint)."""
+    shapes = []
+    for spec in inputs:
+        if spec.kind == "reshape1":
+            shapes.append((1,))
+        elif spec.kind == "tensor":
+            val = spec.node.meta.get("val")
+            if spec.index is not None or val is None:
+                return None
+            dims = [_hint(d) for d in val.shape]
+            if any(d is None for d in dims):
+                return None
+            shapes.append(tuple(dims))
+    return shapes
+
+
+def _hint(d):
+    if isinstance(d, int):
+        return d
+    hint = getattr(getattr(d, "node", None), "hint", None)
+    return hint if isinstance(hint, int) else None
 
 
 def kernel_names(program):
