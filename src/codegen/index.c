@@ -55,16 +55,20 @@ const char *cg_extent(Cg *c, const Kernel *k, int lo, int hi)
 	return terms ? sb_str(&sb) : "1LL";
 }
 
-const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
-                      CgW *w)
+/* The offset's text in 64-bit (long long) or 32-bit (unsigned) arithmetic:
+ * the same terms, each extent cast in the narrow form. */
+static const char *offset_in(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px,
+                             const char *var, CgW *w, bool u32)
 {
+	const char *type = u32 ? "unsigned" : "long long";
+	const char *cast = u32 ? "(unsigned)(%s)" : "%s";
 	StrBuf sb;
 	sb_init(&sb, c->a);
 	int terms = 0;
 	const char *stride = NULL; /* product of the kept extents to the right */
 	for (int i = 0; i < nr; i++) {
 		const CgRun *R = &runs[i];
-		const char *ext = cg_extent(c, k, R->lo, R->hi);
+		const char *ext = arena_printf(c->a, cast, cg_extent(c, k, R->lo, R->hi));
 		if (!R->kept)
 			continue;
 		bool innermost = strcmp(cg_extent(c, k, R->hi, hi), "1LL") == 0;
@@ -73,11 +77,11 @@ const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi,
 		const char *ext_n = arena_printf(c->a, "%s_e%d", px, i);
 		const char *str_n = arena_printf(c->a, "%s_s%d", px, i);
 		if (!innermost)
-			cw_line(w, "const long long %s = %s;", below, cg_extent(c, k, R->hi, hi));
+			cw_line(w, "const %s %s = %s;", type, below, arena_printf(c->a, cast, cg_extent(c, k, R->hi, hi)));
 		if (!outermost)
-			cw_line(w, "const long long %s = %s;", ext_n, ext);
+			cw_line(w, "const %s %s = %s;", type, ext_n, ext);
 		if (stride)
-			cw_line(w, "const long long %s = %s;", str_n, stride);
+			cw_line(w, "const %s %s = %s;", type, str_n, stride);
 		const char *idx = innermost ? var : arena_printf(c->a, "%s / %s", var, below);
 		const char *term = outermost ? idx : arena_printf(c->a, innermost ? "%s %% %s" : "(%s) %% %s", idx, ext_n);
 		if (stride)
@@ -85,40 +89,19 @@ const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi,
 		sb_printf(&sb, "%s%s", terms++ ? " + " : "", term);
 		stride = stride ? arena_printf(c->a, "%s * %s", stride, ext) : ext;
 	}
-	return terms ? sb_str(&sb) : "0LL";
+	return terms ? sb_str(&sb) : u32 ? "0u" : "0LL";
+}
+
+const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
+                      CgW *w)
+{
+	return offset_in(c, k, runs, nr, hi, px, var, w, false);
 }
 
 const char *cg_offset_u32(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
                           CgW *w)
 {
-	StrBuf sb;
-	sb_init(&sb, c->a);
-	int terms = 0;
-	const char *stride = NULL; /* product of the kept extents to the right */
-	for (int i = 0; i < nr; i++) {
-		const CgRun *R = &runs[i];
-		const char *ext = arena_printf(c->a, "(unsigned)(%s)", cg_extent(c, k, R->lo, R->hi));
-		if (!R->kept)
-			continue;
-		bool innermost = strcmp(cg_extent(c, k, R->hi, hi), "1LL") == 0;
-		bool outermost = i == nr - 1;
-		const char *below = arena_printf(c->a, "%s_b%d", px, i);
-		const char *ext_n = arena_printf(c->a, "%s_e%d", px, i);
-		const char *str_n = arena_printf(c->a, "%s_s%d", px, i);
-		if (!innermost)
-			cw_line(w, "const unsigned %s = (unsigned)(%s);", below, cg_extent(c, k, R->hi, hi));
-		if (!outermost)
-			cw_line(w, "const unsigned %s = %s;", ext_n, ext);
-		if (stride)
-			cw_line(w, "const unsigned %s = %s;", str_n, stride);
-		const char *idx = innermost ? var : arena_printf(c->a, "%s / %s", var, below);
-		const char *term = outermost ? idx : arena_printf(c->a, innermost ? "%s %% %s" : "(%s) %% %s", idx, ext_n);
-		if (stride)
-			term = arena_printf(c->a, "(%s) * %s", term, str_n);
-		sb_printf(&sb, "%s%s", terms++ ? " + " : "", term);
-		stride = stride ? arena_printf(c->a, "%s * %s", stride, ext) : ext;
-	}
-	return terms ? sb_str(&sb) : "0u";
+	return offset_in(c, k, runs, nr, hi, px, var, w, true);
 }
 
 int cg_vec_width(Cg *c, bool row)
