@@ -33,7 +33,9 @@ nvidia-smi >"$OUTDIR/gpu.txt" 2>&1
 CMD="bench/gpu-bench.sh $*"
 shift 2
 rc=0
-timeout 420 python3 "$HERE/run.py" --fusec "$FUSEC" --examples "$HERE/../examples" \
+# The Python column: this tree's package over this build's library.
+PYTHONPATH="$HERE/../python${PYTHONPATH:+:$PYTHONPATH}" FUSEC_LIBRARY=${FUSEC_LIBRARY:-$BUILD/libfusec.so} \
+	timeout 420 python3 "$HERE/run.py" --fusec "$FUSEC" --examples "$HERE/../examples" \
 	--out "$OUTDIR/bench.json" "$@" >"$OUTDIR/run.log" 2>&1 || rc=$?
 if [ ! -f "$OUTDIR/bench.json" ]; then
 	tail -n 30 "$OUTDIR/run.log"

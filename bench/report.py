@@ -16,10 +16,18 @@ import sys
 SYSTEMS = [  # (key in results, column title)
     ("fusec", "fusec"),
     ("fusec_per_op", "fusec per-op"),
+    ("fusec_py", "fusec (Python)"),
     ("eager", "eager"),
     ("builtin", "builtin"),
     ("compiled", "torch.compile"),
 ]
+
+
+def systems(doc):
+    """SYSTEMS less the Python column where no workload has it (a run
+    without the package)."""
+    have = any("fusec_py" in rec.get("results", {}) for rec in doc["workloads"])
+    return [(k, t) for k, t in SYSTEMS if k != "fusec_py" or have]
 
 
 def fmt_us(v):
@@ -88,14 +96,15 @@ def header(doc, command):
 
 def large_table(doc):
     rows = [rec for rec in doc["workloads"] if not rec.get("launch_bound")]
-    out = ["| workload | floor | " + " | ".join(t for _, t in SYSTEMS) +
+    cols = systems(doc)
+    out = ["| workload | floor | " + " | ".join(t for _, t in cols) +
            " | compile (s) | fused / per-op (ideal) | kernels fused / per-op |",
-           "| --- " * (len(SYSTEMS) + 5) + "|"]
+           "| --- " * (len(cols) + 5) + "|"]
     for rec in rows:
         res = rec["results"]
         b = res.get("builtin", {})
         bcell = cell(b) + (" `%s`" % b["name"] if b.get("name") else "")
-        cells = [cell(res.get(k)) if k != "builtin" else bcell for k, _ in SYSTEMS]
+        cells = [cell(res.get(k)) if k != "builtin" else bcell for k, _ in cols]
         cs = res.get("compiled", {}).get("compile_s")
         out.append("| %s | %s | %s | %s | %s | %s |" % (
             rec.get("label", rec["key"]), fmt_us(rec.get("floor_us")), " | ".join(cells),
@@ -113,7 +122,7 @@ def small_table(doc):
            "| workload | system | device median (µs) | wall per call (µs) | host per call (µs) |",
            "| --- | --- | --- | --- | --- |"]
     for rec in rows:
-        for k, title in SYSTEMS:
+        for k, title in systems(doc):
             r = rec["results"].get(k)
             if not r:
                 continue

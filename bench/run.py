@@ -6,6 +6,11 @@ For every workload of docs/benchmarks.md (the list in
 
   fusec          `fusec bench --json` (fused), run as a subprocess
   fusec per-op   the same call's per-op figures (one kernel per op)
+  fusec (Python) the program called from Python through the package on the
+                 torch variants' tensors (outputs from torch's allocator,
+                 torch's current stream), timed as they are; where the
+                 package imports (PYTHONPATH=python
+                 FUSEC_LIBRARY=build/libfusec.so), else left out
   eager          the same program written with torch ops, PyTorch eager
   builtin        PyTorch's own op where one exists (F.softmax, F.layer_norm,
                  F.gelu(approximate='tanh'), F.rms_norm)
@@ -246,6 +251,7 @@ def rel_err(torch, out, ref):
 class Ctx:
     def __init__(self, args, torch, triton, F):
         self.args, self.torch, self.triton, self.F = args, torch, triton, F
+        self.package = None  # the fusec package, for the Python column (python_package)
 
     def bench(self, fn):
         """Median microseconds of fn over triton's do_bench (L2 flushed)."""
@@ -402,6 +408,32 @@ def torch_variants(ctx, w, inputs, fns):
     return results, outs
 
 
+def python_variant(ctx, w, path, kw, results, outs):
+    """fusec from Python on the torch variants' tensors: the program's call
+    as a PyTorch user makes it, timed as they are (device time over CUDA
+    graph replays; host and wall per call where launch-bound)."""
+    prog = ctx.package.compile_file(path)
+    fn = (lambda **k: prog(**k))
+    outs["fusec_py"] = fn(**kw)
+    results["fusec_py"] = {"us": ctx.device_us(fn, kw)}
+    if w["launch_bound"]:
+        host, wall = ctx.per_call(lambda: fn(**kw), ctx.args.per_call_n)
+        results["fusec_py"].update(host_us_per_call=host, wall_us_per_call=wall)
+
+
+def python_package(log):
+    """The fusec package for the Python column, or None where it does not
+    import or cannot load its library."""
+    try:
+        import fusec
+        fusec.compile("in x: f32[N]\nout y = x\n", name="probe.fz")
+        return fusec
+    except Exception as e:  # ImportError, or OSError from the library
+        log("no fusec package (%s: %s): no 'fusec (Python)' column (set PYTHONPATH=python "
+            "FUSEC_LIBRARY=build/libfusec.so)" % (type(e).__name__, e))
+        return None
+
+
 def check_outputs(ctx, eager, inputs, outs, dtype, results):
     """Each variant's relative error to the eager program in float64."""
     torch = ctx.torch
@@ -436,6 +468,11 @@ def run_workload(ctx, w, progs, log):
     inputs = make_inputs(torch, inputs_decl, w["dims"], gen)
     fns = progs[w["name"]]
     results, outs = torch_variants(ctx, w, inputs, fns)
+    if ctx.package is not None and not args.no_fusec:
+        try:
+            python_variant(ctx, w, path, inputs, results, outs)
+        except Exception as e:  # the other columns stand
+            rec["errors"].append("fusec (Python): %s: %s" % (type(e).__name__, e))
     if not args.no_check:
         rec["errors"] += check_outputs(ctx, fns[0], inputs, outs, dtype, results)
     out_bytes = sum(nbytes(o) for o in [outs["eager"]])
@@ -623,7 +660,8 @@ def dry_run(args):
         decl = parse_inputs(path)
         print("%-45s %s" % (w["key"], ", ".join(
             "%s: %s%s" % (n, dt, "" if d is None else str(shape_of(d, w["dims"]))) for n, dt, d in decl)))
-        fns = "eager, " + ("builtin, " if w["name"] in BUILTINS else "") + "torch.compile"
+        fns = "eager, " + ("builtin, " if w["name"] in BUILTINS else "") + "torch.compile" + \
+            ("" if args.no_fusec else ", fusec (Python) where the package imports")
         print("    torch: %s%s" % (fns, " (+ per-call wall time)" if w["launch_bound"] else ""))
         if not args.no_fusec:
             reps = args.fusec_reps_small if w["launch_bound"] else args.fusec_reps
@@ -732,6 +770,7 @@ def main(argv):
         print("[%6.1fs] %s" % (time.perf_counter() - t_start, msg), flush=True)
 
     ctx = Ctx(args, torch, triton, F)
+    ctx.package = None if args.no_fusec else python_package(log)
     progs = torch_programs(torch, F)
     doc = {"meta": environment(torch, triton), "workloads": []}
     doc["meta"]["command"] = " ".join([os.path.relpath(sys.argv[0])] + list(argv))

@@ -112,6 +112,16 @@ class Report(unittest.TestCase):
         self.assertIn("Command: `CMD`.", md)
         self.assertIn("| softmax 64x64 | 1.0e+00 | NaN | - | 2.0e-07 | 3.0e-08 |", md)
         self.assertNotIn("None", md)
+        self.assertNotIn("fusec (Python)", md)  # a run without the package has no such column
+
+    def test_python_column(self):
+        doc = synthetic_doc()
+        doc["workloads"][0]["results"]["fusec_py"] = {"us": 2.5}
+        doc["workloads"][1]["results"]["fusec_py"] = {"us": 3.5, "wall_us_per_call": 7.0, "host_us_per_call": 6.0}
+        run.apply_floor(doc, 1.0)
+        md = report.render(doc)
+        self.assertIn("| softmax 64x64 | 2.00 | 2.00 (100%) | 4.00 (50%) | 2.50 (80%) | 8.00 (25%) | ", md)
+        self.assertIn("| softmax 8x8 | fusec (Python) | 3.50 | 7.00 | 6.00 |", md)
 
     def test_missing_is_dash(self):
         doc = synthetic_doc()
