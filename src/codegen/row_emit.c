@@ -604,13 +604,17 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	cg_entry_header(c, arena_printf(c->a, "rows of %s, %d pass%s over each row, then the epilogue",
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
 	                rp->describe(R));
-	/* 48 registers for lean kernels' entries, but the register path's masked
-	 * class spills there (80 bytes of softmax's) and was faster at 64 (H200:
-	 * softmax 8381x1001 31.1 -> 27.2 us, 270601x31 48.4 -> 41.3, rmsnorm
-	 * 2047x4099 29.5 -> 27.4; layernorm 2046x4099 36.1 -> 36.8); staged rows,
-	 * in registers the same way, spill there too (ptxas) */
-	bool lean = c->info->max_threads == 1024 && R->rk > 0 && !((reg || tile) && rp->masked);
-	cg_entry_signature(c, lean ? "FZ_LEAN_ROW" : arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
+	/* 48 registers for lean kernels' entries; their masked class spills there
+	 * (layernorm's 16 bytes) and takes 56 (FZ_MASKED_ROW, measured against 48
+	 * and 64: docs/performance.md); staged rows, in registers the same way,
+	 * keep the 1024-thread bound (64: 56 was slower for bf16 tiles) */
+	bool lean = c->info->max_threads == 1024 && R->rk > 0;
+	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads);
+	if (lean && reg && rp->masked)
+		bound = "FZ_MASKED_ROW";
+	else if (lean && !tile)
+		bound = "FZ_LEAN_ROW";
+	cg_entry_signature(c, bound);
 	cw_begin(out);
 	cw_append(out, psb);
 	rp->prologue(R, out);
