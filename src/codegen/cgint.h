@@ -67,6 +67,7 @@ enum {
 	CGH_REG = 1u << 6,     /* rows held in registers, their prefetch */
 	CGH_SPLIT = 1u << 7,   /* split rows' exchange of partial results */
 	CGH_TILE = 1u << 8,    /* short rows staged through shared memory */
+	CGH_DIVR = 1u << 9,    /* row kernels: division by a value of the row */
 	CGH_PW = 1u << 10,     /* pointwise kernels' vector chunks */
 };
 /* The kinds of compute type an op's text is written for (ir/sem.def). */

@@ -81,12 +81,41 @@ static const char *acc_result(RowK *R, NodeId red)
 
 /* ---- a chunk ------------------------------------------------------------------------- */
 
+/* A float division by a value of the row (softmax's e / sum(e)): divided
+ * by the row's reciprocal and corrected (fz_divr, bit for bit IEEE), not by
+ * an IEEE division an element. Measured on the H200: masked softmax f16
+ * 4x16x256x1024 76.6 -> 45.8 us, whose masked elements (exp = 0) each took
+ * the IEEE division's slow path; softmax f16 8192x4096 64.7 -> 63.7. */
+static bool row_div(const RowK *R, const Node *n)
+{
+	return n->op == OP_DIV && !strcmp(cg_compute_type((fz_dtype)n->dtype), "float") && !row_is_colv(R, n->args[1]);
+}
+
+/* The reciprocals of the row's divisors of pass q's divisions, before its
+ * chunks (fz_rc<d>, once a row). */
+static void emit_recips(RowK *R, const Closure *m)
+{
+	Cg *c = R->c;
+	int32_t s = cg_new_stamp(c);
+	for (int i = 0; i < m->ncomp; i++) {
+		const Node *n = &c->g->nodes[m->comp[i]];
+		if (!row_div(R, n) || c->mark2[n->args[1]] == s)
+			continue;
+		c->mark2[n->args[1]] = s;
+		c->helpers |= CGH_DIVR;
+		cw_line(R->w, "const float fz_rc%d = fz_rcp_row(%s); // 1 / %s, once a row", n->args[1],
+		        cg_value(c, n->args[1]), cg_comment(c, &c->g->nodes[n->args[1]]));
+	}
+}
+
 /* One line computing node id inside a chunk's u-loop. */
 static bool emit_node(RowK *R, NodeId id)
 {
 	Cg *c = R->c;
 	const Node *n = &c->g->nodes[id];
-	const char *e = cg_node_expr(c, id);
+	const char *e = row_div(R, n) ? arena_printf(c->a, "fz_divr(%s, %s, fz_rc%d)", cg_value(c, n->args[0]),
+	                                             cg_value(c, n->args[1]), n->args[1])
+	                              : cg_node_expr(c, id);
 	if (!e)
 		return false;
 	cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
@@ -321,6 +350,7 @@ static bool emit_pass(RowK *R, int q)
 			cw_line(R->w, "%s a%d = %s;", row_acc_type(R, red), red, row_acc_identity(R, red));
 	}
 	cw_begin(R->w);
+	emit_recips(R, &m);
 	if (!R->path->chunks(R, q, &m, t, nt))
 		return false;
 	cw_close(R->w);
@@ -574,13 +604,17 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	cg_entry_header(c, arena_printf(c->a, "rows of %s, %d pass%s over each row, then the epilogue",
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
 	                rp->describe(R));
-	/* 48 registers for lean kernels' entries, but the register path's masked
-	 * class spills there (80 bytes of softmax's) and was faster at 64 (H200:
-	 * softmax 8381x1001 31.1 -> 27.2 us, 270601x31 48.4 -> 41.3, rmsnorm
-	 * 2047x4099 29.5 -> 27.4; layernorm 2046x4099 36.1 -> 36.8); staged rows,
-	 * in registers the same way, spill there too (ptxas) */
-	bool lean = c->info->max_threads == 1024 && R->rk > 0 && !((reg || tile) && rp->masked);
-	cg_entry_signature(c, lean ? "FZ_LEAN_ROW" : arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads));
+	/* 48 registers for lean kernels' entries; their masked class spills there
+	 * (layernorm's 16 bytes) and takes 56 (FZ_MASKED_ROW, measured against 48
+	 * and 64: docs/performance.md); staged rows, in registers the same way,
+	 * keep the 1024-thread bound (64: 56 was slower for bf16 tiles) */
+	bool lean = c->info->max_threads == 1024 && R->rk > 0;
+	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads);
+	if (lean && reg && rp->masked)
+		bound = "FZ_MASKED_ROW";
+	else if (lean && !tile)
+		bound = "FZ_LEAN_ROW";
+	cg_entry_signature(c, bound);
 	cw_begin(out);
 	cw_append(out, psb);
 	rp->prologue(R, out);

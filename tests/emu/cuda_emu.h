@@ -174,6 +174,11 @@ static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4);
 static inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
 static inline long long __double_as_longlong(double f) { long long u; memcpy(&u, &f, 8); return u; }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+/* IEEE round-to-nearest operations, as on the device (the emulator is
+ * compiled without contraction, so a * b is rounded alone). */
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 /* CUDA overloads its math functions for float in the global namespace, so
  * exp(x) of a float is expf; here the same, from <cmath>. */
 using std::acos;

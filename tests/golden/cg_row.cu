@@ -124,11 +124,16 @@ struct alignas(16) fz_a16 { unsigned w[4]; };
 // 48 registers a thread, so that 5 blocks of 256 fit an SM instead of 4
 // (measured on the H200: softmax 4096x4096 42.3 -> 39.8 us, layernorm
 // 8192x4096 73.2 -> 71.0; 40 spill and are slower). __maxnreg__ needs
-// NVRTC 12.4; older ones get the 1024-thread bound (64 registers).
+// NVRTC 12.4; older ones get the 1024-thread bound (64 registers). The masked
+// class of the same kernels (rows of any length) spills at 48 and takes 56: 4
+// blocks of 288 an SM instead of 3 at 64 (H200: softmax 2047x4099 34.0 -> 31.1
+// us, rmsnorm 31.4 -> 28.7, layernorm 2046x4099 42.2 -> 38.9).
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
 #define FZ_LEAN_ROW __maxnreg__(48)
+#define FZ_MASKED_ROW __maxnreg__(56)
 #else
 #define FZ_LEAN_ROW __launch_bounds__(1024)
+#define FZ_MASKED_ROW __launch_bounds__(1024)
 #endif
 // Row kernels. A group of blockDim.x threads works on one row (or one segment
 // of it): a power of two up to a warp, or whole warps; fz_reduce combines their
@@ -593,7 +598,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_reg4m: each row in registers, 4 chunks of 4 elements a thread, starting at the row's alignment, its first and last masked
 // Chosen for rows of other lengths, up to 4 chunks of 4 a thread of a group counted from the row's alignment (16381 a row), unless split.
-extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_reg4m(
+extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
 	float *__restrict__ out_inv,

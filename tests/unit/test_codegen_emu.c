@@ -329,7 +329,7 @@ static void special_inputs(fz_dtype t, bool pairs, Tensor *in)
 	}
 }
 
-static void check_exact(const char *name, const char *src, const Tensor *in, int64_t n)
+static void check_exact_dims(const char *name, const char *src, const Tensor *in, const int64_t *dims)
 {
 	if (!have_cxx)
 		return;
@@ -341,13 +341,17 @@ static void check_exact(const char *name, const char *src, const Tensor *in, int
 		ck_assert_msg(pipe_run(c) == FZ_OK, "%s: %s", name, c->diag_text ? c->diag_text : "?");
 		EmuModule m;
 		emu_build(c, &m);
-		int64_t dims[1] = {n};
 		Run run = {.c = c, .m = &m, .dims = dims, .sched = SCHED_AUTO, .given = in, .exact = true};
 		snprintf(run.what, sizeof run.what, "%s (%s)", name, fused ? "fused" : "per-op");
 		run_plan(&run);
 		emu_free(&m);
 		pipe_free(c);
 	}
+}
+
+static void check_exact(const char *name, const char *src, const Tensor *in, int64_t n)
+{
+	check_exact_dims(name, src, in, (int64_t[1]){n});
 }
 
 /* Loop index: a float dtype (f32, f64, f16, bf16), one-argument ops, then
@@ -374,6 +378,42 @@ START_TEST(special_values_float)
 	tensor_free(&in[0]);
 	if (pairs)
 		tensor_free(&in[1]);
+}
+END_TEST
+
+/* Division by a value of the row (a / max(b): row kernels divide by the
+ * row's reciprocal and correct the quotient, fz_divr) bit for bit against
+ * IEEE division: every special value by every special value, then random
+ * operands over the whole exponent range (denormals to near overflow). Loop
+ * index: the storage dtype (f32, f16, bf16). */
+START_TEST(row_division_exact)
+{
+	static const fz_dtype ts[] = {FZ_F32, FZ_F16, FZ_BF16};
+	fz_dtype t = ts[_i];
+	char src[256];
+	snprintf(src, sizeof src, "in a: %s[R, N]\nin b: %s[R, N]\nout y = a / max(b)\n", fz_dtype_name(t),
+	         fz_dtype_name(t));
+	enum { NR = NF + 97, NC = NF + 203 };
+	Tensor in[2];
+	uint64_t z = 0x9e3779b97f4a7c15ull;
+	for (int j = 0; j < 2; j++) {
+		in[j] = (Tensor){.dtype = t, .rank = 2, .shape = {NR, NC}};
+		ck_assert(tensor_alloc(&in[j]));
+	}
+	for (int64_t r = 0; r < NR; r++)
+		for (int64_t col = 0; col < NC; col++) {
+			z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+			/* random: a sign, a significand, an exponent of 2^-140 .. 2^140 */
+			double rnd = ldexp((z & 1 ? -1.0 : 1.0) * (1.0 + (double)(z >> 11 & 0xfffff) / 0x100000),
+			                   (int)(z >> 40 & 0xffff) % 281 - 140);
+			Scalar sa = {.f = col < NF ? fvals[col] : rnd};
+			Scalar sb = {.f = col > 0 ? -INFINITY : r < NF ? fvals[r] : rnd}; /* the row's max: its first */
+			eval_store(t, in[0].data, r * NC + col, sa);
+			eval_store(t, in[1].data, r * NC + col, sb);
+		}
+	check_exact_dims("row_division", src, in, (int64_t[2]){NR, NC});
+	tensor_free(&in[0]);
+	tensor_free(&in[1]);
 }
 END_TEST
 
@@ -434,6 +474,7 @@ static Suite *emu_suite(void)
 	tcase_set_timeout(t, 300);
 	tcase_add_loop_test(t, special_values_float, 0, 8);
 	tcase_add_loop_test(t, special_values_int, 0, 3);
+	tcase_add_loop_test(t, row_division_exact, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }
