@@ -155,6 +155,12 @@ template <class T> static inline T emu_shfl(T v, int from)
 
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o) { return emu_shfl(v, emu.cur->lane ^ o); }
 template <class T> static inline T __shfl_sync(unsigned, T v, int lane) { return emu_shfl(v, lane); }
+/* Lane + o's value, or the lane's own where lane + o is past the warp. */
+template <class T> static inline T __shfl_down_sync(unsigned, T v, int o)
+{
+	const int from = emu.cur->lane + o;
+	return emu_shfl(v, from < emu.warps[emu.cur->warp].bar.n ? from : emu.cur->lane);
+}
 
 static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
 {

@@ -410,16 +410,29 @@ __device__ __noinline__ void fz_barrier(unsigned long long *cnt, unsigned long l
 	}
 	__syncthreads();
 }
-// The partials of one reduction (stride nr), combined in segment order.
+// The S partials of one reduction (stride nr), combined by every warp on its
+// own in one fixed order: lane l takes partials l, l + 32, ..., then a tree
+// over the lanes, and lane 0's result goes to all. So every block gets the
+// same bits, and a warp has its loads in flight together: one after another,
+// S of them (a row split over hundreds of blocks) took longer than the pass.
+// The SPLIT path's blocks are one row of whole warps.
 template <class Op, class T> __device__ __noinline__ T fz_gather(T a, const unsigned long long *p, int S, int nr)
 {
-	fz_unbits(a, *(const volatile unsigned long long *)p);
-	for (int s = 1; s < S; s++) {
+	const int lane = threadIdx.x & 31;
+	if (lane < S)
+		fz_unbits(a, *(const volatile unsigned long long *)(p + (long long)lane * nr));
+	for (int s = lane + 32; s < S; s += 32) {
 		T v;
 		fz_unbits(v, *(const volatile unsigned long long *)(p + (long long)s * nr));
 		a = Op::f(a, v);
 	}
-	return a;
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const T v = __shfl_down_sync(0xffffffffu, a, o);
+		if (lane + o < S && lane < o)
+			a = Op::f(a, v);
+	}
+	return __shfl_sync(0xffffffffu, a, 0);
 }
 // Short rows staged through shared memory (the TILE path): a block's rows are
 // one contiguous span b .. e-1 of each row stream, which the block's threads
