@@ -4,14 +4,22 @@ torch.compile() (Inductor), the fusec program called directly, and eager.
 
 For every public workload (bench/run.py's WORKLOADS and eager functions) and
 the modules of tests/python/test_torch_modules.py (GPT-2 MLP, LLaMA bf16 MLP,
-masked attention, a training step), one child process each, with empty
-Inductor, Triton and fusec kernel caches, measures:
+masked attention, a training step), one child process per backend, with
+empty Inductor, Triton and fusec kernel caches, measures:
 
   first call   the wall time of the first call of torch.compile(fn,
                backend=..., dynamic=False), synchronised: Dynamo, AOTAutograd,
                the backend's compile and one run (cold caches). Both
                backends are warmed up first on an unrelated function, so
-               imports and driver start-up are not counted;
+               imports and driver start-up are not counted. For fusec, its
+               parts: `compile_ms`, the time in the backend's compiler
+               (partition, translate, fusec.compile; the JIT is only
+               started), and `jit_wait_ms`, the time the first call waited
+               for the JIT (NVRTC, or the disk cache) to finish. The
+               backend "aot" (in --backends) is Dynamo and AOTAutograd as
+               fusec sets them up, with a compiler that returns the aten
+               graph as it is: what a first call costs before fusec does
+               anything;
   per call     the median time of a call (triton.testing.do_bench, L2
                flushed), and for the launch-bound workloads the host time a
                call takes to submit, over back-to-back calls;
@@ -141,12 +149,55 @@ def compare(torch, got, want, row):
     return err.max().item()
 
 
-def warm_up(torch, device, backends):
-    """Imports, driver and context start-up, so that first calls count compiles."""
+def aot_only():
+    """The "aot" backend: fusec's AOTAutograd setup, compiling nothing."""
+    import fusec.torch
+    from torch._functorch.aot_autograd import make_boxed_func
+    return fusec.torch._aot_setup(lambda kind: lambda gm, example_inputs: make_boxed_func(gm.forward))
+
+
+def backend_of(name):
+    return aot_only() if name == "aot" else name
+
+
+class Phases:
+    """Times fusec's parts of a first call (see the module's comment)."""
+
+    def __init__(self):
+        import fusec.torch
+        from fusec.torch import runtime
+        self.ms = {"compile_ms": 0.0, "jit_wait_ms": 0.0}
+        self._undo = [self._wrap(fusec.torch, "_compile", "compile_ms"),
+                      self._wrap(runtime.Region, "settle", "jit_wait_ms")]
+
+    def _wrap(self, owner, name, key):
+        fn = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.ms[key] += (time.perf_counter() - t0) * 1e3
+        setattr(owner, name, timed)
+        return lambda: setattr(owner, name, fn)
+
+    def close(self):
+        for undo in self._undo:
+            undo()
+
+
+def warm_up(torch, device, backends, filename):
+    """Imports, driver and context start-up, so that first calls count
+    compiles. The function is compiled as if written in `filename`, the
+    case's file: Dynamo reads a file the first time it traces code of it
+    (about 20 ms for bench/run.py), which would otherwise be counted against
+    whichever backend goes first."""
+    fn = eval(compile("lambda t: torch.sigmoid(t * 3) - 1", filename, "eval"), {"torch": torch})
     x = torch.randn(64, device=device)
     for b in backends:
         torch._dynamo.reset()
-        torch.compile(lambda t: torch.sigmoid(t * 3) - 1, backend=b, dynamic=False)(x)
+        torch.compile(fn, backend=backend_of(b), dynamic=False)(x)
     if device == "cuda":
         torch.cuda.synchronize()
 
@@ -168,8 +219,9 @@ def run_one(opts):
     backends = opts.backends.split(",")
     torch.manual_seed(0)
     timer = Timer(torch, device, opts.warmup_ms, opts.rep_ms)
-    warm_up(torch, device, backends)
     fn, args, row, w = make_case(torch, opts.one, device)
+    code = getattr(fn, "__code__", None) or type(fn).forward.__code__  # a function, or a module
+    warm_up(torch, device, backends, code.co_filename)
     launch_bound = bool(w and w["launch_bound"])
     is_train = opts.one == "train_step"
     grad = torch.enable_grad() if is_train else torch.no_grad()
@@ -181,12 +233,17 @@ def run_one(opts):
             torch._dynamo.reset()
             report = Report()
             collect(report)
-            compiled = torch.compile(fn, backend=b, dynamic=False)
+            compiled = torch.compile(fn, backend=backend_of(b), dynamic=False)
+            phases = Phases() if b == "fusec" else None
             try:
                 ms, out = timer.first_call_ms(lambda: compiled(*args))
             finally:
                 _collectors.remove(report)
+                if phases:
+                    phases.close()
             rec = {"first_call_ms": ms}
+            if phases:
+                rec.update({k: round(v, 2) for k, v in phases.ms.items()})
             rec.update(measure(torch, timer, compiled, args, launch_bound, opts.per_call_n))
             rec["err"] = compare(torch, out, want, row)
             if b == "fusec":
@@ -227,23 +284,47 @@ def fmt(v, spec):
 
 def table(results):
     head = ("case", "fusec us", "direct us", "fusec/direct", "inductor us", "eager us",
-            "fusec 1st ms", "inductor 1st ms", "1st ratio", "regions", "kernels", "err")
+            "fusec 1st ms", "(compile, jit wait)", "aot 1st ms", "inductor 1st ms", "1st ratio", "regions",
+            "kernels", "err")
     rows = [head]
     for r in results:
         if "error" in r:
             rows.append((r["key"], "ERROR: " + r["error"].splitlines()[-1][-200:]) + ("",) * (len(head) - 2))
             continue
         f, d, i, e = r.get("fusec", {}), r.get("direct", {}), r.get("inductor", {}), r.get("eager", {})
+        a = r.get("aot", {})
         ratio = f["us"] / d["us"] if f.get("us") and d.get("us") else None
         first = f["first_call_ms"] / i["first_call_ms"] if f.get("first_call_ms") and i.get("first_call_ms") \
             else None
         host = f" (host {f['host_us']:.1f}/{d.get('host_us', 0):.1f})" if "host_us" in f else ""
         rows.append((r["key"], fmt(f.get("us"), ".1f") + host, fmt(d.get("us"), ".1f"), fmt(ratio, ".3f"),
                      fmt(i.get("us"), ".1f"), fmt(e.get("us"), ".1f"), fmt(f.get("first_call_ms"), ".0f"),
-                     fmt(i.get("first_call_ms"), ".0f"), fmt(first, ".3f"), fmt(f.get("regions"), "d"),
-                     fmt(f.get("kernels"), "d"), fmt(f.get("err"), ".2f")))
+                     fmt(f.get("compile_ms"), ".1f") + ", " + fmt(f.get("jit_wait_ms"), ".1f"),
+                     fmt(a.get("first_call_ms"), ".0f"), fmt(i.get("first_call_ms"), ".0f"), fmt(first, ".3f"),
+                     fmt(f.get("regions"), "d"), fmt(f.get("kernels"), "d"), fmt(f.get("err"), ".2f")))
     width = [max(len(str(row[c])) for row in rows) for c in range(len(head))]
     return "\n".join("  ".join(str(c).ljust(n) for c, n in zip(row, width)).rstrip() for row in rows)
+
+
+def run_child(key, backend, opts):
+    """One case with one backend, in a process of its own with empty
+    caches: the first compile in a process pays for Dynamo's and
+    AOTAutograd's first sight of the code and its ops (tens of ms for a
+    workload, hundreds for a training step), which would otherwise be
+    counted against whichever backend went first."""
+    tmp = tempfile.mkdtemp(prefix="fusec-torch-bench-")
+    cmd = [sys.executable, os.path.abspath(__file__), "--one", key, "--device", opts.device,
+           "--backends", backend, "--warmup-ms", str(opts.warmup_ms), "--rep-ms", str(opts.rep_ms),
+           "--per-call-n", str(opts.per_call_n)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=child_env(tmp), timeout=opts.timeout)
+        lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+        return json.loads(lines[-1]) if p.returncode == 0 and lines else \
+            {"key": key, "error": f"{backend}: exit {p.returncode}: {p.stderr.strip()}"}
+    except subprocess.TimeoutExpired:
+        return {"key": key, "error": f"{backend}: timed out after {opts.timeout} s"}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv):
@@ -251,11 +332,12 @@ def main(argv):
     ap.add_argument("--out", default="torch-backend.json")
     ap.add_argument("--only", help="comma-separated substrings of case keys")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    ap.add_argument("--backends", default="inductor,fusec", help="torch.compile backends to measure")
+    ap.add_argument("--backends", default="inductor,aot,fusec",
+                    help="torch.compile backends to measure (aot: Dynamo and AOTAutograd alone)")
     ap.add_argument("--warmup-ms", type=int, default=25)
     ap.add_argument("--rep-ms", type=int, default=100)
     ap.add_argument("--per-call-n", type=int, default=2000)
-    ap.add_argument("--timeout", type=int, default=300, help="seconds for one case")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds for one case and backend")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # the child process
     opts = ap.parse_args(argv)
     if opts.one:
@@ -265,19 +347,13 @@ def main(argv):
         keys = [k for k in keys if any(s in k for s in opts.only.split(","))]
     results, t0 = [], time.perf_counter()
     for key in keys:
-        tmp = tempfile.mkdtemp(prefix="fusec-torch-bench-")
-        cmd = [sys.executable, os.path.abspath(__file__), "--one", key, "--device", opts.device,
-               "--backends", opts.backends, "--warmup-ms", str(opts.warmup_ms), "--rep-ms", str(opts.rep_ms),
-               "--per-call-n", str(opts.per_call_n)]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, env=child_env(tmp), timeout=opts.timeout)
-            lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
-            r = json.loads(lines[-1]) if p.returncode == 0 and lines else \
-                {"key": key, "error": f"exit {p.returncode}: {p.stderr.strip()}"}
-        except subprocess.TimeoutExpired:
-            r = {"key": key, "error": f"timed out after {opts.timeout} s"}
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        r = {"key": key}
+        for b in opts.backends.split(","):
+            got = run_child(key, b, opts)
+            if "error" in got:
+                r = got
+                break
+            r.update(got)
         print(f"[{time.perf_counter() - t0:6.1f}s] {key}: " +
               (r["error"].splitlines()[-1] if "error" in r else json.dumps(r)), flush=True)
         results.append(r)

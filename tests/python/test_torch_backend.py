@@ -152,23 +152,39 @@ def test_graph_breaks_compile_each_graph():
     assert [len(g.regions) for g in report.graphs] == [1, 1]
 
 
-def test_a_region_the_gpu_jit_fails_runs_in_pytorch(monkeypatch):
-    """A CUDA region whose JIT compile fails is left to PyTorch with the
-    message (faked here: the CPU has no JIT)."""
+def _future(exception=None):
+    from concurrent.futures import Future
+    f = Future()
+    if exception is None:
+        f.set_result(None)
+    else:
+        f.set_exception(exception)
+    return f
+
+
+def test_a_region_waits_for_its_jit_at_its_first_call(monkeypatch):
+    """The JIT compile is started at graph compile time with the example
+    inputs' shapes and waited for by the region's first call (faked here:
+    the CPU has no JIT)."""
     import fusec.torch.graph as graph
-    from fusec.torch.translate import Translator
-    report = fusec.torch.explain(softmax, X, quiet=True)
-    ok = Translator([], frozenset())
-    ok.cuda_device, ok.nodes = 0, ["a"]
-    bad = Translator([], frozenset())
-    bad.cuda_device, bad.nodes = 0, ["b"]
-    source = report.regions[0].source
     jobs = []
-    monkeypatch.setattr(graph, "load", lambda j: jobs.extend(j) or [None, fusec.Error("NVRTC said no\nmore")])
-    refused = {}
-    done = graph._programs([(ok, source), (bad, source)], True, refused)
-    assert [d[0] for d in done] == [ok] and [j[1] for j in jobs] == [0, 0]
-    assert refused == {"b": "fusec could not compile the region for the GPU: NVRTC said no"}
+    monkeypatch.setattr(graph, "jit_async", lambda p, device, shapes: jobs.append((device, shapes)) or _future())
+    report = fusec.torch.explain(softmax, X, quiet=True)
+    assert_close(report.result, softmax(X))
+    assert jobs == [(None, [tuple(X.shape)])]
+    assert len(report.regions) == 1 and report.fallbacks == []
+
+
+def test_a_region_the_gpu_jit_fails_runs_in_pytorch(monkeypatch):
+    """A CUDA region whose JIT compile fails is found at its first call,
+    reported with the message and run in PyTorch (faked here: the CPU has
+    no JIT)."""
+    import fusec.torch.graph as graph
+    monkeypatch.setattr(graph, "jit_async", lambda p, device, shapes: _future(fusec.Error("NVRTC said no\nmore")))
+    report = fusec.torch.explain(softmax, X, quiet=True)
+    assert_close(report.result, softmax(X))
+    assert report.regions == []
+    assert report.reasons() == {"fusec could not compile the region for the GPU: NVRTC said no": 5}
 
 
 def test_benchmark_script_on_the_cpu(tmp_path):

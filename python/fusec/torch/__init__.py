@@ -37,16 +37,22 @@ def backend(gm, example_inputs, mode=None, options=None):
 
 @functools.lru_cache(maxsize=None)
 def _aot(fuse):
-    from functorch.compile import min_cut_rematerialization_partition
-    from torch._dynamo.backends.common import aot_autograd
-
-    from .decomp import table
-
     def compiler(kind):
         def compile_fn(gm, example_inputs):
             return _compile(gm, kind, fuse)
         return compile_fn
+    return _aot_setup(compiler)
 
+
+def _aot_setup(compiler):
+    """AOTAutograd as the backend uses it, `compiler(kind)` compiling each
+    graph of that kind ("forward", "backward", "inference"); bench/
+    torch_backend.py times it with a compiler that compiles nothing (what
+    Dynamo and AOTAutograd cost before fusec does anything)."""
+    from functorch.compile import min_cut_rematerialization_partition
+    from torch._dynamo.backends.common import aot_autograd
+
+    from .decomp import table
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
                         inference_compiler=compiler("inference"), decompositions=table(),
                         partition_fn=min_cut_rematerialization_partition,

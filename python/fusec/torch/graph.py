@@ -9,11 +9,18 @@ partitioned again, so a refusal costs a node, never a wrong answer. A
 region whose program fusec itself rejects (a bug of the translation) is
 left to PyTorch whole, with fusec's message as the reason.
 
+A CUDA region's kernels are JIT-compiled on a worker thread, started here
+and waited for by the region's first call, so that NVRTC runs while Dynamo
+and AOTAutograd finish (runtime.jit_async); a region whose JIT fails is
+found then, reported (the graph's report is amended and logged) and runs
+its nodes in PyTorch from then on.
+
 The rewritten graph keeps every other node as it was and calls each region
 where its inputs are ready (a topological order of regions and nodes); it is
 an ordinary GraphModule, whose generated Python is the per-call path.
 """
 
+import functools
 import heapq
 import operator
 
@@ -23,7 +30,7 @@ import torch.fx as fx
 from .lowering import TABLE, VIEW_OPS, reason
 from .partition import candidates, regions
 from .report import Fallback, GraphReport, RegionReport
-from .runtime import Region, compile_source, example_shapes, load
+from .runtime import Region, compile_source, example_shapes, jit_async
 from .translate import NodeUnsupported, Translator
 
 __all__ = ["compile_graph"]
@@ -53,9 +60,13 @@ def compile_graph(gm, kind, features, fuse=True):
     built = []
     for t, source, program in _programs(translated, fuse, refused):
         name = f"fusec_region_{len(built)}"
-        region = Region(name, source, program, t.inputs, t.outputs, cpu=t.cuda_device is None)
+        rr = RegionReport(name, [n.name for n in t.nodes], source, program)
+        pending = jit_async(program, t.cuda_device, example_shapes(t.inputs))
+        on_fail = functools.partial(_jit_failed, report, rr, t)
+        region = Region(name, source, program, t.inputs, t.outputs, cpu=t.cuda_device is None, pending=pending,
+                        on_fail=on_fail)
         built.append((t, region))
-        report.regions.append(RegionReport(name, [n.name for n in t.nodes], region.source, program))
+        report.regions.append(rr)
     inside = {n for t, _ in built for n in t.nodes}
     for n in graph.nodes:
         if n.op == "call_function" and n not in inside and not _bookkeeping(n):
@@ -69,23 +80,38 @@ LONE = "a view or constant with no fz computation around it"
 
 
 def _programs(translated, fuse, refused):
-    """(translator, source, program) of each region fusec compiles (and
-    JIT-compiles, for CUDA ones); the nodes of the others get fusec's
-    message as the reason they stay in PyTorch (a bug of the translation,
-    or of fusec)."""
+    """(translator, source, program) of each region fusec compiles; the
+    nodes of the others get fusec's message as the reason they stay in
+    PyTorch (a bug of the translation, or of fusec)."""
     done = []
     for t, source in translated:
         try:
             done.append((t, source, compile_source(source, fuse)))
         except Exception as e:
             _refuse(t, f"fusec rejected the translated region: {_first_line(e)}", refused)
-    cuda = [d for d in done if d[0].cuda_device is not None]
-    failed = set()
-    for (t, _, _), e in zip(cuda, load([(p, t.cuda_device, example_shapes(t.inputs)) for t, _, p in cuda])):
-        if e is not None:
-            _refuse(t, f"fusec could not compile the region for the GPU: {_first_line(e)}", refused)
-            failed.add(t)
-    return [d for d in done if d[0] not in failed]
+    return done
+
+
+def _jit_failed(report, rr, t, e):
+    """A region whose JIT compile failed (found at its first call): reported
+    as its nodes left to PyTorch, with the message, and run in PyTorch."""
+    why = f"fusec could not compile the region for the GPU: {_first_line(e)}"
+    report.regions.remove(rr)
+    report.fallbacks += [Fallback(n.name, _op(n), why) for n in t.nodes if not _bookkeeping(n)]
+    report.late(why)
+    return fx.GraphModule(torch.nn.Module(), _region_graph(t))
+
+
+def _region_graph(t):
+    """The region's nodes as a graph of their own: the region's arguments
+    in, its outputs out (a tuple, as the region call returns)."""
+    g, env = fx.Graph(), {}
+    for i, spec in enumerate(t.inputs):
+        env.setdefault(spec.node, g.placeholder(f"arg{i}"))
+    for n in t.nodes:
+        env[n] = g.node_copy(n, lambda x: env[x])
+    g.output(tuple(env[o.node] for o in t.outputs))
+    return g
 
 
 def _refuse(t, why, refused):

@@ -67,6 +67,12 @@ class GraphReport:
     def __str__(self):
         return self.format()
 
+    def late(self, why):
+        """Log what a region's first call found (its JIT failed: `why`),
+        after the graph's report was published; the report itself was
+        amended by the caller."""
+        _emit(f"fusec: {self.kind} graph: a region runs in PyTorch: {why}", 1)
+
 
 class Report:
     """The graphs compiled during one explain() call."""
@@ -110,13 +116,20 @@ def publish(graph_report):
         r.graphs.append(graph_report)
     level = _log_level()
     if level:
-        if not log.handlers and not logging.getLogger().handlers:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.setFormatter(logging.Formatter("%(message)s"))
-            log.addHandler(handler)
-            log.setLevel(logging.INFO)
-            log.propagate = False
-        log.info(graph_report.format(verbose=level > 1))
+        _emit(graph_report.format(verbose=level > 1), level)
+
+
+def _emit(text, level):
+    """Log `text` if FUSEC_TORCH_LOG is `level` or more."""
+    if _log_level() < level:
+        return
+    if not log.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    log.info(text)
 
 
 def _log_level():

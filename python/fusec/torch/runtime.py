@@ -13,11 +13,13 @@ run through the package's CPU reference interpreter, by way of NumPy:
 exact and slow, there to make the whole path testable anywhere.
 """
 
+import threading
+
 import torch
 
 from .fz import FZ_DTYPE
 
-__all__ = ["Region", "compile_source", "load", "example_shapes", "kernel_names", "features"]
+__all__ = ["Region", "compile_source", "jit_async", "example_shapes", "kernel_names", "features"]
 
 NAME = "torch"  # the programs' name: their kernels are torch_k0, torch_k1, ...
 
@@ -27,28 +29,33 @@ def compile_source(source, fuse=True):
     return fusec.compile(source, name=NAME, fuse=fuse)
 
 
-def load(jobs):
-    """JIT-compile each (program, CUDA device, shapes) of `jobs` now, in
-    parallel (the package releases the GIL while NVRTC runs), rather than
-    one after the other at their first calls: the kernel paths that calls
-    at `shapes` (the example inputs' sizes) take, not every path, since
-    each path is an NVRTC compile of its own and other sizes compile theirs
-    when they come (cached on disk). With shapes None nothing is compiled
-    now. Returns, per job, None or the exception it raised."""
+def jit_async(program, device, shapes):
+    """Start JIT-compiling `program` for CUDA device `device` on a worker
+    thread (the package releases the GIL while NVRTC runs), and return the
+    Future, or None when there is nothing to compile now (a CPU region,
+    `device` None, or sizes that cannot be told, `shapes` None). It compiles
+    the kernel paths that calls at `shapes` (the example inputs' sizes)
+    take, not every path, since each path is an NVRTC compile of its own and
+    other sizes compile theirs when they come (cached on disk).
 
-    def one(job):
-        program, device, shapes = job
-        try:
-            if shapes is not None:
-                program.prepare(shapes, device)
-            return None
-        except Exception as e:  # reported by the caller, which leaves the region to PyTorch
-            return e
-    if len(jobs) <= 1:
-        return [one(j) for j in jobs]
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
-        return list(pool.map(one, jobs))
+    The caller does not wait: the compile overlaps what Dynamo and
+    AOTAutograd do after the backend returns (building guards, wrapping the
+    graph), and the region's first call waits for it (Region)."""
+    if device is None or shapes is None:
+        return None
+    return _pool().submit(program.prepare, shapes, device)
+
+
+_POOL = None
+
+
+def _pool():
+    global _POOL
+    if _POOL is None:
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="fusec-jit")
+    return _POOL
 
 
 def example_shapes(inputs):
@@ -104,9 +111,14 @@ def features():
 
 class Region:
     """Calls `program` on the region's arguments; returns a tuple with one
-    tensor per output node (see translate.OutputSpec)."""
+    tensor per output node (see translate.OutputSpec).
 
-    def __init__(self, name, source, program, inputs, outputs, cpu=False):
+    `pending` is the Future of the program's JIT compile (jit_async), which
+    the first call waits for; if it failed, `on_fail(exception)` reports it
+    and returns what runs the region's nodes in PyTorch instead, from then
+    on. A refusal found late still costs speed, never a wrong answer."""
+
+    def __init__(self, name, source, program, inputs, outputs, cpu=False, pending=None, on_fail=None):
         self.__name__ = self.__qualname__ = name
         self.source, self.program, self.cpu = source, program, cpu
         self.inputs, self.outputs = inputs, outputs
@@ -115,11 +127,18 @@ class Region:
                             for s in inputs)
                         and [o.index for o in outputs] == list(range(self._nout))
                         and all(o.shape is None for o in outputs))
+        self._pending, self._on_fail, self._fallback = pending, on_fail, None
+        self._lock = threading.Lock()
+        # One test per call: whether the call must first settle the JIT, or
+        # go to PyTorch.
+        self._detour = pending is not None
 
     def __repr__(self):
         return f"<fusec region {self.__name__}: {self.program!r}>"
 
     def __call__(self, *args):
+        if self._detour:
+            return self._call_detoured(args)
         ins = args if self._direct else [_prepare(s, a) for s, a in zip(self.inputs, args)]
         outs = _run_cpu(self.program, ins) if self.cpu else self.program(*ins)
         if self._nout == 1:
@@ -127,6 +146,25 @@ class Region:
         if self._direct:
             return outs
         return tuple(_finish(o, outs[o.index], args) for o in self.outputs)
+
+    def _call_detoured(self, args):
+        self.settle()
+        if self._fallback is not None:
+            return self._fallback(*args)
+        self._detour = False
+        return self(*args)
+
+    def settle(self):
+        """Wait for the JIT compile; on failure, switch to the fallback."""
+        if self._pending is None:
+            return
+        with self._lock:
+            if self._pending is None:
+                return
+            e = self._pending.exception()
+            if e is not None:
+                self._fallback = self._on_fail(e)
+            self._pending = self._on_fail = None
 
 
 def _prepare(spec, a):
