@@ -11,6 +11,7 @@ costs), "wall" the time per call once the GPU has finished all of them.
 
   fusec          prog(x, ...): outputs allocated by torch, torch's current stream
   fusec out=     prog(x, ..., out=y): into a preallocated tensor
+  fusec kwargs   prog(x=x, ...): the inputs by name
   C launch       fz_call_launch through ctypes with its arguments packed
                  once: the binding's floor (the C launch and one crossing);
                  the same pointers at every call, so after 256 calls the run
@@ -125,9 +126,11 @@ def main():
         out = torch.empty_like(ref)
         shape, dtype, device, x = tuple(ref.shape), ref.dtype, ref.device, inputs[0]
         strides, version = tuple(ref.stride()), _lib.fast.fz_version
+        kwargs = {spec.name: v for spec, v in zip(prog.inputs, inputs)}  # prog(x=..., eps=...)
         variants = [
             ("fusec", lambda: prog(*inputs)),
             ("fusec out=", lambda: prog(*inputs, out=out)),
+            ("fusec kwargs", lambda: prog(**kwargs)),
             ("C launch", c_launch(prog, inputs, out)),
             ("C, no graphs", c_launch(prog, inputs, out, graphs=False)),
             ("ctypes call", version),
