@@ -413,11 +413,10 @@ def python_variant(ctx, w, path, kw, results, outs):
     as a PyTorch user makes it, timed as they are (device time over CUDA
     graph replays; host and wall per call where launch-bound)."""
     prog = ctx.package.compile_file(path)
-    fn = (lambda **k: prog(**k))
-    outs["fusec_py"] = fn(**kw)
-    results["fusec_py"] = {"us": ctx.device_us(fn, kw)}
+    outs["fusec_py"] = prog(**kw)
+    results["fusec_py"] = {"us": ctx.device_us(prog, kw)}
     if w["launch_bound"]:
-        host, wall = ctx.per_call(lambda: fn(**kw), ctx.args.per_call_n)
+        host, wall = ctx.per_call(lambda: prog(**kw), ctx.args.per_call_n)
         results["fusec_py"].update(host_us_per_call=host, wall_us_per_call=wall)
 
 
