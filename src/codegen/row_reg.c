@@ -119,7 +119,7 @@ static void emit_load(RowK *R, int p, const char *o)
 		return;
 	}
 	load_start(R->w);
-	cw_line(R->w, "fz_ldr(%s, %s, jl, fz_vec);", o, row_ptr(R, p));
+	cw_line(R->w, "fz_ldr<%s>(%s, %s, jl, fz_vec);", R->lean ? "false" : "true", o, row_ptr(R, p));
 }
 
 /* The copies of the prefetched leaves' chunks for the row at offsets `off`
@@ -221,7 +221,7 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 		else {
 			if (first)
 				load_start(w);
-			cw_line(w, "fz_ldr(l%d, %s, jl, fz_vec);", id, row_ptr(R, c->pin[id]));
+			cw_line(w, "fz_ldr<%s>(l%d, %s, jl, fz_vec);", R->lean ? "false" : "true", id, row_ptr(R, c->pin[id]));
 		}
 		first = false;
 		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
@@ -256,7 +256,8 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 		if (R->path->masked)
 			cw_line(w, "%s", row_store(R, i, "j0", "fz_ei", reg_array(R, kp->node, q, whole)));
 		else
-			cw_line(w, "fz_str(%s, j0, fz_vec, %s);", row_ptr(R, i), reg_array(R, kp->node, q, whole));
+			cw_line(w, "fz_str<%s>(%s, j0, fz_vec, %s);", R->lean ? "false" : "true", row_ptr(R, i),
+			        reg_array(R, kp->node, q, whole));
 		cw_out(w);
 	}
 	for (int i = 0; i < R->ncached; i++)

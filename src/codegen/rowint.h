@@ -86,6 +86,8 @@ struct RowK {
 	                           chunks through fz_ldc */
 	/* The entry being written. */
 	const RowPath *path;
+	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
+	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
 	CgW *w;                 /* its body */
 	bool *used;             /* per param: used by its code */
 };

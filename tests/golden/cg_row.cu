@@ -142,8 +142,10 @@ struct alignas(16) fz_a16 { unsigned w[4]; };
 // alternate between the two halves of fz_red (a half is rewritten only after
 // every thread has passed the barrier of the call between, so after its
 // reads), and up to log2(warps) shuffles and a broadcast to combine the warps'
-// values (every lane ends with lane 0's tree). It runs once a row: not
-// inlined, which keeps the kernel small for NVRTC.
+// values (every lane ends with lane 0's tree). It runs once a row: a call
+// (fz_reduce) in most entries, which keeps them small for NVRTC; inlined
+// (fz_reduce_in) in the register path's entries that are not bound to 48
+// registers, where the call held up the row's other work (row_emit.c).
 struct fz_sum {
 	__device__ __forceinline__ static float f(float a, float b) { return a + b; }
 	__device__ __forceinline__ static double f(double a, double b) { return a + b; }
@@ -155,7 +157,7 @@ struct fz_max {
 struct fz_min {
 	template <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_minimum(a, b); }
 };
-template <class Op, class T> __device__ __noinline__ T fz_reduce(T v, unsigned long long *red)
+template <class Op, class T> __device__ __forceinline__ T fz_reduce_in(T v, unsigned long long *red)
 {
 	const int g = blockDim.x;
 #pragma unroll
@@ -180,6 +182,10 @@ template <class Op, class T> __device__ __noinline__ T fz_reduce(T v, unsigned l
 		v = __shfl_sync(0xffffffffu, v, 0);
 	}
 	return v;
+}
+template <class Op, class T> __device__ __noinline__ T fz_reduce(T v, unsigned long long *red)
+{
+	return fz_reduce_in<Op>(v, red);
 }
 // The row cache (shared memory or the workspace): V elements of a thread's chunk.
 template <class C, class S, int V> __device__ __forceinline__ void fz_cld(C (&o)[V], const S *c)
@@ -311,30 +317,64 @@ __device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0,
 		o[u] = r.e[u];
 }
 // Rows held in registers: a whole vector of a row whose length is a multiple
-// of V (no per-element bounds checks), 32-bit offsets.
+// of V (no per-element bounds checks), 32-bit offsets. Element by element where
+// the launch's pointers are not aligned (rare): a call where `Call` says so (the
+// entries bound to 512 threads: their code, so NVRTC's time, shrinks by a fifth),
+// inline in the lean entries, bound to 48 registers, where the call's register
+// convention cost 2% (H200, docs/performance.md).
 template <class C, class S, int V>
+__device__ __noinline__ fz_vec<C, V> fz_ldr_part(const S *__restrict__ p, int j0)
+{
+	fz_vec<C, V> r;
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		r.e[u] = fz_in(p[j0 + u]);
+	return r;
+}
+template <class S, int V>
+__device__ __noinline__ void fz_str_part(S *__restrict__ p, int j0, fz_vec<S, V> v)
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		p[j0 + u] = v.e[u];
+}
+template <class S, int V>
+__device__ __noinline__ void fz_pf_part(S *d, const S *__restrict__ p, int j0)
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		d[u] = p[j0 + u];
+}
+template <bool Call, class C, class S, int V>
 __device__ __forceinline__ void fz_ldr(C (&o)[V], const S *__restrict__ p, int j0, bool vec)
 {
 	if (vec) {
 		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
 		fz_unpack(o, v);
+	} else if (Call) {
+		const fz_vec<C, V> r = fz_ldr_part<C, S, V>(p, j0);
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			o[u] = r.e[u];
 	} else {
 #pragma unroll
 		for (int u = 0; u < V; u++)
 			o[u] = fz_in(p[j0 + u]);
 	}
 }
-template <class C, class S, int V>
+template <bool Call, class C, class S, int V>
 __device__ __forceinline__ void fz_str(S *__restrict__ p, int j0, bool vec, const C (&o)[V])
 {
+	fz_vec<S, V> v;
+	fz_pack(v, o);
 	if (vec) {
-		fz_vec<S, V> v;
-		fz_pack(v, o);
 		*reinterpret_cast<fz_vec<S, V> *>(p + j0) = v;
+	} else if (Call) {
+		fz_str_part<S, V>(p, j0, v);
 	} else {
 #pragma unroll
 		for (int u = 0; u < V; u++)
-			fz_out(p[j0 + u], o[u]);
+			p[j0 + u] = v.e[u];
 	}
 }
 // Rows in registers, prefetched: while a block computes one row, the chunks of
@@ -342,6 +382,8 @@ __device__ __forceinline__ void fz_str(S *__restrict__ p, int j0, bool vec, cons
 // held, the loads in flight across the row's reductions). A thread reads back
 // only the chunks it copied, so it waits for its own copies, never for the
 // block; the "memory" clobbers keep its reads of a chunk before its next copy.
+// Element by element, a call, where the row is not aligned (only entries bound
+// to 512 threads prefetch).
 template <int V, class S> __device__ __forceinline__ void fz_pf(S *d, const S *__restrict__ p, int j0, bool vec)
 {
 #if __CUDA_ARCH__ >= 800
@@ -361,9 +403,7 @@ template <int V, class S> __device__ __forceinline__ void fz_pf(S *d, const S *_
 		return;
 	}
 #endif
-#pragma unroll
-	for (int u = 0; u < V; u++)
-		d[u] = p[j0 + u];
+	fz_pf_part<S, V>(d, p, j0);
 }
 // The masked entries' copies: a whole chunk as fz_pf copies it, the row's first
 // and last chunks element by element (zero outside the row).
@@ -545,7 +585,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */
-				fz_ldr(l0[k], in_x + fz_r0, jl, fz_vec);
+				fz_ldr<false>(l0[k], in_x + fz_r0, jl, fz_vec);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -591,7 +631,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
 				const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */
-				fz_ldr(l1, in_w, jl, fz_vec);
+				fz_ldr<false>(l1, in_w, jl, fz_vec);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -600,7 +640,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 					v10[u] = t10;
 				}
 				if (j0 < fz_ei)
-					fz_str(out_y + fz_r0, j0, fz_vec, v10);
+					fz_str<false>(out_y + fz_r0, j0, fz_vec, v10);
 			}
 		}
 		if (fz_act && threadIdx.x == 0)
@@ -660,7 +700,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
+		a3 = fz_reduce_in<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -681,7 +721,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 				fz_mv(fz_g4[k], v4);
 			}
 		}
-		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
+		a6 = fz_reduce_in<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
