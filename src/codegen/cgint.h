@@ -28,8 +28,8 @@
 
 /* Rows of at most this many chunks, not a multiple of V, are staged through
  * shared memory (the TILE path), when many (launch.c's tile_rules;
- * docs/performance.md); its entries hold 1, 2, ... CG_TILE_KMAX chunks a
- * thread. */
+ * docs/performance.md); its entries hold 1, 2, ... up to CG_TILE_KMAX chunks a
+ * thread (CgKernelInfo.tile_kmax). */
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
@@ -50,6 +50,8 @@ struct CgKernelInfo {
 	int npasses;                   /* row: passes over each row, the epilogue included */
 	bool rowc_store;               /* row: writes per-row values (runs even when N = 0) */
 	int rk;                        /* row: chunks a thread of the REG path holds (0: no REG path) */
+	int tile_kmax;                 /* row: most chunks a thread of the TILE path holds (its
+	                                  entries hold 1, 2, ... up to it) */
 	bool heavy;                    /* long math (tanh, erf, sin, pow, ...) per element */
 	int pf_bytes;                  /* row: shared memory a thread of the REG path copies its
 	                                  next row's chunks into (0: no prefetch) */

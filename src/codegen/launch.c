@@ -20,7 +20,7 @@
  *   - TILE first: many rows of at most CG_TILE_CHUNKS chunks, not a
  *     multiple of V, staged through shared memory 256 threads a block, a
  *     row in the registers of one thread of the fewest chunks (K = 1, 2,
- *     4) or of the fewest threads of 4;
+ *     4; for halves 1, 2) or of the fewest threads of the most;
  *   - threads per row G: about 8 chunks a thread (as many as the register
  *     path holds, rk, where it applies), up to the entries' thread bound,
  *     raised while the rows leave most of the device idle; G <= 32 a power
@@ -320,15 +320,15 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
 }
 
 /* Short rows not a multiple of V, many: staged through shared memory a
- * block at a time (TILE), each row in the registers of a thread (up to 4
- * chunks) or of the fewest threads that hold it in 4 chunks each; 256
+ * block at a time (TILE), each row in the registers of a thread (up to
+ * tile_kmax chunks) or of the fewest threads that hold it in that many; 256
  * threads a block. false where they are not short, are a multiple of V (the
  * register path's vectors are then aligned: faster, measured), or too few
  * to give every SM a tile. */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	int64_t chunks = cdiv(z->n, ki->vec), kmax = min64(ki->rk, CG_TILE_KMAX);
+	int64_t chunks = cdiv(z->n, ki->vec), kmax = ki->tile_kmax;
 	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || z->n % ki->vec == 0 || chunks > CG_TILE_CHUNKS)
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;

@@ -620,7 +620,11 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * (layernorm's 16 bytes) and takes 56 (FZ_MASKED_ROW, measured against 48
 	 * and 64: docs/performance.md); staged rows, in registers the same way,
 	 * keep the 1024-thread bound (64: 56 was slower for bf16 tiles) */
-	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads);
+	/* staged rows of halves hold 16 elements a thread (tile_kmax), as f32
+	 * tiles do: 64 registers, unless the kernel is heavy (at 128, layernorm
+	 * bf16's tiles took 96 and ran 2 blocks an SM instead of 4) */
+	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
+	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
 	if (lean && reg && rp->masked)
 		bound = "FZ_MASKED_ROW";
 	else if (lean && !tile)
@@ -654,9 +658,9 @@ bool cg_row(Cg *c)
 		           : rp->path == CG_PATH_SPLIT ? R.P > 0
 		           : rp->path == CG_PATH_TILE  ? R.rk > 0 && c->info->ntiles > 0
 		                                       : true;
-		/* the register path holds rk chunks a thread; staged rows 1, 2 or 4
-		 * (up to rk), an entry each (compiled on first use) */
-		int kmax = rp->path == CG_PATH_TILE && R.rk > CG_TILE_KMAX ? CG_TILE_KMAX : R.rk;
+		/* the register path holds rk chunks a thread; staged rows 1, 2, ...
+		 * up to tile_kmax, an entry each (compiled on first use) */
+		int kmax = rp->path == CG_PATH_TILE ? c->info->tile_kmax : R.rk;
 		for (int K = rp->path == CG_PATH_TILE ? 1 : R.rk; has && ok && K <= kmax; K *= 2) {
 			R.K = K;
 			ok = emit_entry(&R, rp);

@@ -403,6 +403,17 @@ static int reg_chunks(RowK *R)
 	return bytes <= 16 * E ? K : 0;
 }
 
+/* Chunks a thread of staged rows holds at most (the TILE entries hold 1, 2,
+ * ... up to it): CG_TILE_KMAX, up to the register path's rk; for halves 2,
+ * 16 elements a thread. Measured on the H200 (docs/performance.md): at 2
+ * against 4, layernorm bf16 541200x31 52.2 -> 48.4 us, 132104x127 58.1 ->
+ * 48.7 (more threads a row, half the registers a thread). */
+static int tile_kmax(const RowK *R)
+{
+	int k = R->vec >= 8 ? 2 : CG_TILE_KMAX;
+	return R->rk < k ? R->rk : k;
+}
+
 /* The entries' __launch_bounds__: 1024 threads (64 registers each) only for
  * lean kernels, which is what a 1024-thread block a row needs (the longest
  * rows cached in one block); 512 (128 registers) otherwise, so that wide
@@ -493,6 +504,7 @@ static void fill_info(RowK *R)
 	for (int i = 0; i < k->nparams; i++)
 		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !row_is_colv(R, k->params[i].node);
 	R->rk = c->info->rk = reg_chunks(R);
+	c->info->tile_kmax = tile_kmax(R);
 	c->info->max_threads = max_threads(R);
 }
 

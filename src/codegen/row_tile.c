@@ -13,8 +13,8 @@
  * stored to its row of the tile element by element (fz_tld, fz_tst); other
  * streams load whole chunks where the row's start is aligned. K is
  * the entry's compile-time class, 1, 2 or 4 (up to the register path's
- * rk): a row of 7 f32 takes one thread of 2 chunks, not 4 (whose dead
- * elements would be computed too).
+ * rk; for halves 1 or 2: row_plan.c's tile_kmax): a row of 7 f32 takes one
+ * thread of 2 chunks, not 4 (whose dead elements would be computed too).
  *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
