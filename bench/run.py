@@ -585,7 +585,10 @@ def jit_start(args, log):
     w = W("jit", prog, prog, dims)
     cmd = fusec_cmd(args.fusec, args.examples, w, 5, 1, ["--mode", "fused"], args.device)
     cache = tempfile.mkdtemp(prefix="fusec-jit-")
-    env = dict(os.environ, **{CACHE_ENV: cache})
+    # NVRTC's own cache in the driver's compute cache (CUDA 12.9+) off, or a
+    # "cold" start finds the program compiled by an earlier step of the run
+    # (bench/torch_backend.py says what it was worth)
+    env = dict(os.environ, **{CACHE_ENV: cache, "CUDA_CACHE_DISABLE": "1"})
     res = {"program": prog, "dims": dims, "command": " ".join(cmd)}
     try:
         for tag in ("cold", "warm"):

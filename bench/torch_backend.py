@@ -5,7 +5,7 @@ torch.compile() (Inductor), the fusec program called directly, and eager.
 For every public workload (bench/run.py's WORKLOADS and eager functions) and
 the modules of tests/python/test_torch_modules.py (GPT-2 MLP, LLaMA bf16 MLP,
 masked attention, a training step), one child process per backend, with
-empty Inductor, Triton and fusec kernel caches, measures:
+empty Inductor, Triton and fusec kernel caches (and NVRTC's own cache off), measures:
 
   first call   the wall time of the first call of torch.compile(fn,
                backend=..., dynamic=False), synchronised: Dynamo, AOTAutograd,
@@ -273,8 +273,14 @@ def run_one(opts):
 def child_env(tmp):
     env = dict(os.environ)
     for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"),
-                     ("FUSEC_CACHE_DIR", "fusec")):
+                     ("FUSEC_CACHE_DIR", "fusec"), ("CUDA_CACHE_PATH", "cuda")):
         env[var] = os.path.join(tmp, sub)
+    # NVRTC (CUDA 12.9 and later) keeps compiled programs in the driver's
+    # compute cache (~/.nv/ComputeCache), outside fusec's: on the H200 a
+    # second process compiled softmax f16's entry in 19-27 ms instead of
+    # about 200, so a "cold" first call after any earlier run of the same
+    # program was not cold. Off, as the other caches are empty.
+    env["CUDA_CACHE_DISABLE"] = "1"
     return env
 
 
