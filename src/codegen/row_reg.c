@@ -110,6 +110,10 @@ static void open_chunks(RowK *R, CgW *w, const char *shift)
 
 static void load_start(CgW *w) { cw_line(w, "const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */"); }
 
+/* fz_ldr's and fz_str's `Call`: a misaligned row's elements through a call,
+ * but in lean entries (prelude.c says why). */
+static const char *fallback_call(const RowK *R) { return R->lean ? "false" : "true"; }
+
 /* The load of chunk k of parameter p into array o: of an aligned row (past
  * the row: its start), or masked. */
 static void emit_load(RowK *R, int p, const char *o)
@@ -119,7 +123,7 @@ static void emit_load(RowK *R, int p, const char *o)
 		return;
 	}
 	load_start(R->w);
-	cw_line(R->w, "fz_ldr<%s>(%s, %s, jl, fz_vec);", R->lean ? "false" : "true", o, row_ptr(R, p));
+	cw_line(R->w, "fz_ldr<%s>(%s, %s, jl, fz_vec);", fallback_call(R), o, row_ptr(R, p));
 }
 
 /* The copies of the prefetched leaves' chunks for the row at offsets `off`
@@ -221,7 +225,7 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 		else {
 			if (first)
 				load_start(w);
-			cw_line(w, "fz_ldr<%s>(l%d, %s, jl, fz_vec);", R->lean ? "false" : "true", id, row_ptr(R, c->pin[id]));
+			cw_line(w, "fz_ldr<%s>(l%d, %s, jl, fz_vec);", fallback_call(R), id, row_ptr(R, c->pin[id]));
 		}
 		first = false;
 		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
@@ -256,7 +260,7 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 		if (R->path->masked)
 			cw_line(w, "%s", row_store(R, i, "j0", "fz_ei", reg_array(R, kp->node, q, whole)));
 		else
-			cw_line(w, "fz_str<%s>(%s, j0, fz_vec, %s);", R->lean ? "false" : "true", row_ptr(R, i),
+			cw_line(w, "fz_str<%s>(%s, j0, fz_vec, %s);", fallback_call(R), row_ptr(R, i),
 			        reg_array(R, kp->node, q, whole));
 		cw_out(w);
 	}
