@@ -180,7 +180,8 @@ def check_cell(p):
     """'ok' or 'FAIL', with fusec run's error to float64 where it ran."""
     c = p.get("fusec_check") or {}
     s = "FAIL" if p.get("errors") else "ok"
-    return s + (", run %s" % fmt_err(c["rel_err"]) if c.get("rel_err") is not None else "")
+    s += ", run %s" % fmt_err(c["rel_err"]) if c.get("rel_err") is not None else ""
+    return s + ("; per-op and torch not compared: %s" % p["not_checked"] if p.get("not_checked") else "")
 
 
 def large_table(doc):

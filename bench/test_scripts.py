@@ -302,6 +302,23 @@ class SweepPlan(unittest.TestCase):
                 self.assertEqual(p["width"] if not fam["pointwise"] else p["width"] % 4096,
                                  list(d.values())[-1] if not fam["pointwise"] else list(d.values())[-1] % 4096)
 
+    def test_overflow_is_not_compared(self):
+        """f16 softmax past 65504 elements a row: the per-op plan and the torch
+        function store a sum that overflows, the fused kernel does not; the
+        point says so instead of failing, and narrower points stay compared."""
+        points = {p["key"]: p for p in sweep.plan()}
+        fam = sweep.family("softmax", "f16")
+        self.assertIn("65504", sweep.overflows(fam, points["softmax-f16-17x1000003"]))
+        self.assertIsNone(sweep.overflows(fam, points["softmax-f16-334x50257"]))
+        self.assertIsNone(sweep.overflows(sweep.family("softmax", "f32"), points["softmax-f32-1x10000019"]))
+        raw = {"min_bytes": points["softmax-f16-17x1000003"]["min_bytes"], "outputs_rel_diff": 1.0}
+        self.assertEqual(sweep.fusec_errors(fam, points["softmax-f16-17x1000003"], raw), [])
+        self.assertEqual(len(sweep.fusec_errors(fam, points["softmax-f16-334x50257"],
+                                                dict(raw, min_bytes=points["softmax-f16-334x50257"]["min_bytes"]))),
+                         1)
+        cell = sweep_report.check_cell({"errors": [], "not_checked": "why", "fusec_check": {"rel_err": 0.0}})
+        self.assertEqual(cell, "ok, run 0.0e+00; per-op and torch not compared: why")
+
     def test_parts(self):
         points = sweep.plan()
         args = sweep.parse_args([])
