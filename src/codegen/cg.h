@@ -7,6 +7,8 @@
  *   path        entry            what it does
  *   POINTWISE   <kernel>_pw      elementwise: a chunk a thread as vectors, the rest
  *                                element by element
+ *               <kernel>_one     a row kernel's rows of one element, as a pointwise
+ *                                kernel over its rows: each reduction of one value
  *   REG         <kernel>_reg<K>  rows held in registers, K chunks a thread
  *               (_reg<K>m: any row length, chunks from the row's alignment)
  *   ROW         <kernel>_row     a group of threads a row, the row cached in
@@ -129,6 +131,7 @@ typedef enum CgRule {
 	CG_RULE_SPLIT_FEW,      /* too few rows to fill the device */
 	CG_RULE_SPLIT_LONG,     /* rows too long for one block's shared memory */
 	CG_RULE_TILE,           /* short rows, many: staged through shared memory */
+	CG_RULE_ONE,            /* rows of one element: the row kernel's pointwise entry */
 	CG_RULE_FORCED          /* cg_launch_forced */
 } CgRule;
 

@@ -55,6 +55,7 @@ struct CgKernelInfo {
 	bool heavy;                    /* long math (tanh, erf, sin, pow, ...) per element */
 	int pf_bytes;                  /* row: shared memory a thread of the REG path copies its
 	                                  next row's chunks into (0: no prefetch) */
+	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
 	int ntiles;                    /* row: streams the TILE path stages (the rows' layout) */
 	int *tile_param;               /* their parameters */
 	int *tile_bytes;               /* their element sizes */
@@ -71,6 +72,7 @@ enum {
 	CGH_TILE = 1u << 8,    /* short rows staged through shared memory */
 	CGH_DIVR = 1u << 9,    /* row kernels: division by a value of the row */
 	CGH_PW = 1u << 10,     /* pointwise kernels' vector chunks */
+	CGH_ACC = 1u << 11,    /* reductions' combining functors (fz_sum, fz_max, fz_min) */
 };
 /* The kinds of compute type an op's text is written for (ir/sem.def). */
 typedef enum CgKind { CG_F32, CG_F64, CG_I32, CG_I64, CG_BOOL, CG_KIND_COUNT } CgKind;
@@ -163,6 +165,14 @@ const char *cg_comment(Cg *c, const Node *n);
 /* The C expression computing node n from its arguments' names. NULL (with a
  * diagnostic) for an op the kernel cannot compute. */
 const char *cg_node_expr(Cg *c, NodeId id);
+/* A row reduction's accumulator: its C type (f16/bf16 and f32 sums in float,
+ * integers in long long), its combining functor (fz_sum, fz_max, fz_min), its
+ * identity, and the reduction's value from accumulator `acc` over `n`
+ * elements (mean divides; bool extrema compare). */
+const char *cg_acc_type(Cg *c, NodeId red);
+const char *cg_acc_op(const Node *n);
+const char *cg_acc_identity(Cg *c, NodeId red);
+const char *cg_acc_result(Cg *c, NodeId red, const char *acc, const char *n);
 /* The value of a node in the current scope: vname, or a literal constant. */
 const char *cg_value(Cg *c, NodeId id);
 /* Mark a new stamp; returns it. */
@@ -244,6 +254,9 @@ int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int6
 /* ---- pointwise.c, row_emit.c ---------------------------------------------- */
 
 bool cg_pointwise(Cg *c);
+/* A row kernel's entry for rows of one element (POINTWISE, `_one`), with the
+ * row paths' chunk width vec. */
+bool cg_rows_of_one(Cg *c, int vec);
 bool cg_row(Cg *c);
 
 #endif

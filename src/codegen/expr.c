@@ -336,6 +336,54 @@ static const char *sem_expr(Cg *c, const Node *n, const char *const *v)
 	return helper_call(c, op, v);
 }
 
+/* ---- reductions ------------------------------------------------------------------------ */
+
+const char *cg_acc_type(Cg *c, NodeId red)
+{
+	const Graph *g = c->g;
+	const Node *n = &g->nodes[red];
+	fz_dtype in = (fz_dtype)g->nodes[n->args[0]].dtype;
+	if (n->op == OP_SUM || n->op == OP_MEAN)
+		return !dtype_is_float(in) ? "long long" : in == FZ_F64 ? "double" : "float";
+	return in == FZ_BOOL ? "int" : cg_compute_type(in);
+}
+
+const char *cg_acc_op(const Node *n) { return n->op == OP_MAX ? "fz_max" : n->op == OP_MIN ? "fz_min" : "fz_sum"; }
+
+const char *cg_acc_identity(Cg *c, NodeId red)
+{
+	const char *t = cg_acc_type(c, red);
+	Op op = (Op)c->g->nodes[red].op;
+	bool dbl = strcmp(t, "double") == 0, flt = strcmp(t, "float") == 0, ll = strcmp(t, "long long") == 0;
+	if (op == OP_SUM || op == OP_MEAN)
+		return dbl ? "0.0" : flt ? "0.0f" : "0LL";
+	bool mx = op == OP_MAX;
+	if (flt)
+		return mx ? "(-__uint_as_float(0x7f800000u))" : "__uint_as_float(0x7f800000u)";
+	if (dbl)
+		return mx ? "(-__longlong_as_double(0x7ff0000000000000ll))" : "__longlong_as_double(0x7ff0000000000000ll)";
+	if (ll)
+		return mx ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+	bool is_bool = c->g->nodes[c->g->nodes[red].args[0]].dtype == FZ_BOOL;
+	if (is_bool)
+		return mx ? "0" : "1";
+	return mx ? "(-2147483647 - 1)" : "2147483647";
+}
+
+const char *cg_acc_result(Cg *c, NodeId red, const char *acc, const char *n)
+{
+	const Node *nd = &c->g->nodes[red];
+	const char *t = cg_acc_type(c, red);
+	if (nd->op == OP_MEAN) {
+		if (strcmp(t, "long long") == 0)
+			return arena_printf(c->a, "(float)%s / (float)%s", acc, n);
+		return arena_printf(c->a, "%s / (%s)%s", acc, t, n);
+	}
+	if (nd->dtype == FZ_BOOL)
+		return arena_printf(c->a, "%s != 0", acc);
+	return acc;
+}
+
 const char *cg_node_expr(Cg *c, NodeId id)
 {
 	const Graph *g = c->g;

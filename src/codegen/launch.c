@@ -340,10 +340,23 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	return true;
 }
 
+/* Rows of one element: every reduction is its one value, so the kernel is
+ * pointwise over its rows (its `_one` entry), and launched as one. Measured
+ * on the H200 against the staged rows (TILE), which at n = 1 hold one
+ * element in a chunk of V: docs/performance.md, "Rows of one element". */
+static bool one_rules(const Sizes *z, Choice *ch)
+{
+	if (!z->ki->one || z->n != 1)
+		return false;
+	pointwise_rules(z->ki, z->rows, ch);
+	ch->rule = CG_RULE_ONE;
+	return true;
+}
+
 static void row_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	if (tile_rules(z, ch))
+	if (one_rules(z, ch) || tile_rules(z, ch))
 		return;
 	int64_t G = group_size(z);
 	bool few = z->rows * G < z->sms * z->tps / 2 && z->chunks >= 4 * (int64_t)z->tmax;
@@ -450,8 +463,10 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	if (f->path != CG_PATH_SPLIT)
 		ok = ok && ch.S == 1;
 	CgLaunch l = *out;
-	return ok && (ki->kind == KERNEL_ROW) == (f->path != CG_PATH_POINTWISE) && complete(m, k, &z, &ch, &l) &&
-	       (*out = l, true);
+	/* a row kernel's pointwise entry takes rows of one element only */
+	bool kind = f->path != CG_PATH_POINTWISE ? ki->kind == KERNEL_ROW
+	                                         : ki->kind == KERNEL_POINTWISE || (ki->one && z.n == 1);
+	return ok && kind && complete(m, k, &z, &ch, &l) && (*out = l, true);
 }
 
 int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *a)
@@ -489,6 +504,9 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 	int V = ki->vec;
 	switch (e->path) {
 	case CG_PATH_POINTWISE:
+		if (ki->kind == KERNEL_ROW)
+			return arena_printf(a, "Chosen for rows of one element: a block per 256 chunks of %d rows, a chunk a "
+			                       "thread.", V);
 		return "Chosen always: a block per 256 chunks, a chunk a thread.";
 	case CG_PATH_REG:
 		if (e->masked)

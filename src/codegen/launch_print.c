@@ -54,6 +54,10 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
 		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
 		return;
+	case CG_RULE_ONE:
+		sb_printf(sb, "%s = 1: every reduction is its one value, so the rows go pointwise, a chunk of %d rows a "
+		              "thread, a block per 256 chunks", N, V);
+		return;
 	case CG_RULE_FORCED: sb_puts(sb, "forced (a test)"); return;
 	}
 	sb_puts(sb, "?");

@@ -27,6 +27,8 @@
  */
 #include "codegen/cgint.h"
 
+#include <string.h>
+
 typedef enum { OPD_FULL, OPD_SCALAR, OPD_BCAST } OpdKind;
 
 typedef struct PwOpd {
@@ -34,6 +36,18 @@ typedef struct PwOpd {
 	CgRun runs[FZ_MAX_RANK];
 	int nruns;
 } PwOpd;
+
+/* An entry being written: its kernel (for rows of one, the row kernel seen
+ * with its last axis as a literal 1), operands, chunk width, needed nodes. */
+typedef struct Pw {
+	Cg *c;
+	const Kernel *k;
+	PwOpd *opd;
+	const char **ext;          /* bcast operands: the extent of their innermost run */
+	int vec;
+	int32_t need;              /* the stamp of the nodes the outputs need */
+	bool rows;                 /* rows of one element: reductions of one value */
+} Pw;
 
 static bool classify(Cg *c, const Kernel *k, int i, PwOpd *o)
 {
@@ -73,25 +87,36 @@ static int32_t mark_needed(Cg *c, const Kernel *k)
 	return s;
 }
 
-static void emit_header(Cg *c, const Kernel *k, int vec)
+static void emit_header(const Pw *pw, const Kernel *rowk)
 {
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
 	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + 1);
 	for (int i = 0; i < k->nparams; i++)
 		args[i] = (CgArg){CGARG_PARAM, i};
-	cg_begin_entry(c, CG_PATH_POINTWISE, 0, "pw", args, k->nparams);
-	cg_entry_header(c, arena_printf(c->a, "pointwise over %s, %d elements a chunk",
-	                                ir_shape_str(c->a, c->g, k->rank, k->domain), vec),
-	                "a chunk a thread as vectors, then the rest element by element");
+	cg_begin_entry(c, CG_PATH_POINTWISE, 0, pw->rows ? "one" : "pw", args, k->nparams);
+	const char *shape = ir_shape_str(c->a, c->g, rowk->rank, rowk->domain);
+	if (pw->rows)
+		cg_entry_header(c, arena_printf(c->a, "rows of one element of %s, pointwise, %d rows a chunk", shape, pw->vec),
+		                "each reduction of one value, computed once an element");
+	else
+		cg_entry_header(c, arena_printf(c->a, "pointwise over %s, %d elements a chunk", shape, pw->vec),
+		                "a chunk a thread as vectors, then the rest element by element");
 	cg_entry_signature(c, "__launch_bounds__(256)");
 	cw_begin(c->w);
-	c->helpers |= CGH_PW;
+	c->helpers |= CGH_PW | (pw->rows ? CGH_ACC | CGH_MINMAX : 0); /* the reductions' functors */
 }
 
 /* Before the chunks: the element count, the scalar operands, the broadcast
  * operands' offsets (ext[i]: the extent of operand i's innermost run) and
  * the vector test (every full-shape pointer aligned). */
-static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, const char **ext, int vec)
+static bool emit_prologue(const Pw *pw)
 {
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
+	PwOpd *opd = pw->opd;
+	const char **ext = pw->ext;
+	int vec = pw->vec;
 	CgW *w = c->w;
 	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, 0, k->rank));
 	StrBuf cond;
@@ -110,7 +135,8 @@ static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, const char **ext, 
 		if (!classify(c, k, i, &opd[i]))
 			return false;
 		if (kp->kind == PARAM_IN && opd[i].kind == OPD_SCALAR) {
-			cw_line(w, "const %s t%d = fz_in(%s[0]);", cg_compute_type((fz_dtype)n->dtype), kp->node, name);
+			cw_line(w, "const %s t%d = fz_in(%s[0]); // %s: one element, everywhere", cg_compute_type((fz_dtype)n->dtype),
+			        kp->node, name, ir_shape_str(c->a, c->g, n->rank, n->shape));
 			c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
 			continue;
 		}
@@ -131,8 +157,12 @@ static bool emit_prologue(Cg *c, const Kernel *k, PwOpd *opd, const char **ext, 
 
 /* The loads of the streamed inputs: of chunk fz_c (V elements a value), or,
  * with `one`, of element fz_i (arrays of one). */
-static void emit_loads(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext, int vec, bool one)
+static void emit_loads(const Pw *pw, bool one)
 {
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
+	const PwOpd *opd = pw->opd;
+	int vec = pw->vec;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_IN || opd[i].kind == OPD_SCALAR || c->pin[kp->node] != i)
@@ -151,23 +181,39 @@ static void emit_loads(Cg *c, const Kernel *k, const PwOpd *opd, const char **ex
 			cw_line(c->w, "fz_ldv(l%d, %s, fz_c);", kp->node, name);
 		else
 			cw_line(c->w, "fz_ldb<%s>(l%d, %s, fz_c * %d, %s, fz_o%d);", opd[i].runs[0].kept ? "true" : "false",
-			        kp->node, name, vec, ext[i], i);
+			        kp->node, name, vec, pw->ext[i], i);
 	}
 }
 
-/* The u-loop: every needed node of the chunk's V elements, into s<out>[u]. */
-static bool emit_elements(Cg *c, const Kernel *k, int vec, int32_t need, int32_t outs)
+/* A reduction over a row of one element: its accumulator's identity combined
+ * with that element, then its result over n = 1, as the row paths compute it
+ * (sum(-0.0) is +0.0 there too). */
+static const char *reduce_one(Cg *c, NodeId id)
 {
+	const Node *n = &c->g->nodes[id];
+	const char *t = cg_acc_type(c, id), *v = cg_value(c, n->args[0]);
+	if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
+		v = arena_printf(c->a, "(%s)%s", t, v);
+	const char *acc = arena_printf(c->a, "%s::f(%s, %s)", cg_acc_op(n), cg_acc_identity(c, id), v);
+	return cg_acc_result(c, id, acc, "1");
+}
+
+/* The u-loop: every needed node of the chunk's V elements, into s<out>[u]. */
+static bool emit_elements(const Pw *pw, int vec, int32_t outs)
+{
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
 	cw_unroll(c->w);
 	cw_open(c->w, "for (int u = 0; u < %d; u++)", vec);
 	for (int i = 0; i < k->nnodes; i++) {
 		NodeId id = k->nodes[i];
-		if ((c->mark[id] != need && c->mark[id] != outs) || cg_is_leaf(c, id))
+		if ((c->mark[id] != pw->need && c->mark[id] != outs) || cg_is_leaf(c, id))
 			continue;
 		const Node *n = &c->g->nodes[id];
-		if (ir_ops[n->op].cls == OC_REDUCE)
+		bool red = ir_ops[n->op].cls == OC_REDUCE;
+		if (red && !pw->rows)
 			return cg_internal(c, "reduction %%%d in pointwise kernel %s", id, k->name);
-		const char *e = cg_node_expr(c, id);
+		const char *e = red ? reduce_one(c, id) : cg_node_expr(c, id);
 		if (!e)
 			return false;
 		cw_line(c->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
@@ -187,19 +233,21 @@ static bool emit_elements(Cg *c, const Kernel *k, int vec, int32_t need, int32_t
 
 /* Loads, values and stores of one chunk of V elements (or, with one, of one
  * element: V = 1). */
-static bool emit_part(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext, int vec, int32_t need, bool one)
+static bool emit_part(const Pw *pw, bool one)
 {
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
 	CgW *w = c->w;
-	emit_loads(c, k, opd, ext, vec, one);
+	emit_loads(pw, one);
 	int32_t outs = cg_new_stamp(c);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_OUT || c->mark[kp->node] == outs)
 			continue;
 		c->mark[kp->node] = outs;
-		cw_line(w, "%s s%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, one ? 1 : vec);
+		cw_line(w, "%s s%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, one ? 1 : pw->vec);
 	}
-	if (!emit_elements(c, k, one ? 1 : vec, need, outs))
+	if (!emit_elements(pw, one ? 1 : pw->vec, outs))
 		return false;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
@@ -216,8 +264,12 @@ static bool emit_part(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext
  * alive across the vector part, that part keeps the registers of a kernel
  * without the loop (silu in bf16: 32 instead of 38, 8 blocks an SM instead
  * of 6). */
-static bool emit_body(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext, int vec, int32_t need)
+static bool emit_body(const Pw *pw)
 {
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
+	const PwOpd *opd = pw->opd;
+	int vec = pw->vec;
 	CgW *w = c->w;
 	int shift = 0;
 	while ((1 << shift) < vec)
@@ -233,29 +285,57 @@ static bool emit_body(Cg *c, const Kernel *k, const PwOpd *opd, const char **ext
 			cw_line(w, "long long fz_r;");
 			break;
 		}
-	if (!emit_part(c, k, opd, ext, vec, need, true))
+	if (!emit_part(pw, true))
 		return false;
 	cw_close(w);
 	cw_line(w, "// chunk fz_c, as vectors");
 	cw_open(w, "if (fz_c < fz_nv)");
-	if (!emit_part(c, k, opd, ext, vec, need, false))
+	if (!emit_part(pw, false))
 		return false;
 	cw_close(w);
 	cw_close(w);
 	return true;
 }
 
+static bool emit_entry(Pw *pw, const Kernel *rowk)
+{
+	Cg *c = pw->c;
+	pw->opd = ARENA_ARRAY(c->a, PwOpd, pw->k->nparams + 1);
+	pw->ext = ARENA_ARRAY(c->a, const char *, pw->k->nparams + 1);
+	pw->need = mark_needed(c, pw->k);
+	emit_header(pw, rowk);
+	bool ok = emit_prologue(pw) && emit_body(pw);
+	cg_end_entry(c);
+	return ok;
+}
+
 bool cg_pointwise(Cg *c)
 {
-	const Kernel *k = c->k;
-	int vec = cg_vec_width(c, false);
-	c->vec = vec;
-	c->info->vec = vec;
+	Pw pw = {.c = c, .k = c->k, .vec = cg_vec_width(c, false)};
+	c->vec = pw.vec;
+	c->info->vec = pw.vec;
 	c->info->max_threads = 256;
-	PwOpd *opd = ARENA_ARRAY(c->a, PwOpd, k->nparams + 1);
-	const char **ext = ARENA_ARRAY(c->a, const char *, k->nparams + 1);
-	emit_header(c, k, vec);
-	bool ok = emit_prologue(c, k, opd, ext, vec) && emit_body(c, k, opd, ext, vec, mark_needed(c, k));
-	cg_end_entry(c);
+	return emit_entry(&pw, c->k);
+}
+
+/* Rows of one element (cg.h): the row kernel as a pointwise one over its
+ * rows, seen with its last axis as a literal 1, so that an operand of the
+ * rows' shape ([B, N] or [B, 1]) is element i, one of the row's ([N]) a
+ * scalar, and anything else broadcasts over the rows. V rows a chunk, the
+ * row paths' V (launch.c counts the chunks so). Staged as short rows
+ * (TILE), a thread's chunk of V held one element, its other lanes computed
+ * for nothing, and a block moved 1 KiB a barrier; here every reduction is
+ * its one value and nothing is exchanged. */
+bool cg_rows_of_one(Cg *c, int vec)
+{
+	const Kernel *rowk = c->k;
+	Kernel *view = ARENA_NEW(c->a, Kernel);
+	*view = *rowk;
+	view->domain[rowk->rank - 1] = 1;
+	Pw pw = {.c = c, .k = view, .vec = vec, .rows = true};
+	c->k = view;
+	bool ok = emit_entry(&pw, rowk);
+	c->k = rowk;
+	c->info->one = ok;
 	return ok;
 }

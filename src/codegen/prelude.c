@@ -234,6 +234,21 @@ static const char pre_bcast[] =
 	"\t}\n"
 	"}\n";
 
+// A row reduction's combining step, for every row entry and for rows of one
+// element (pointwise.c).
+static const char pre_acc[] =
+	"struct fz_sum {\n"
+	"\t__device__ __forceinline__ static float f(float a, float b) { return a + b; }\n"
+	"\t__device__ __forceinline__ static double f(double a, double b) { return a + b; }\n"
+	"\t__device__ __forceinline__ static long long f(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }\n"
+	"};\n"
+	"struct fz_max {\n"
+	"\ttemplate <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_maximum(a, b); }\n"
+	"};\n"
+	"struct fz_min {\n"
+	"\ttemplate <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_minimum(a, b); }\n"
+	"};\n";
+
 static const char pre_row[] =
 	"struct alignas(16) fz_a16 { unsigned w[4]; };\n"
 	"// Lean row entries (rows of f32 in registers, up to 1024 threads a block):\n"
@@ -262,17 +277,6 @@ static const char pre_row[] =
 	"// (fz_reduce) in most entries, which keeps them small for NVRTC; inlined\n"
 	"// (fz_reduce_in) in the register path's entries that are not bound to 48\n"
 	"// registers, where the call held up the row's other work (row_emit.c).\n"
-	"struct fz_sum {\n"
-	"\t__device__ __forceinline__ static float f(float a, float b) { return a + b; }\n"
-	"\t__device__ __forceinline__ static double f(double a, double b) { return a + b; }\n"
-	"\t__device__ __forceinline__ static long long f(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }\n"
-	"};\n"
-	"struct fz_max {\n"
-	"\ttemplate <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_maximum(a, b); }\n"
-	"};\n"
-	"struct fz_min {\n"
-	"\ttemplate <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_minimum(a, b); }\n"
-	"};\n"
 	"template <class Op, class T> __device__ __forceinline__ T fz_reduce_in(T v, unsigned long long *red)\n"
 	"{\n"
 	"\tconst int g = blockDim.x;\n"
@@ -805,7 +809,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		const char *text;
 	} pieces[] = {
 		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_PW, pre_pw}, {CGH_BCAST, pre_bcast},
-		{CGH_ROW, pre_row},       {CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
+		{CGH_ACC, pre_acc},       {CGH_ROW, pre_row},       {CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
 		{CGH_TILE, pre_tile},     {CGH_DIVR, pre_divr},
 	};
 	sb_puts(sb, pre_core);

@@ -29,56 +29,6 @@ const char *row_ptr(RowK *R, int i)
 	return R->roff[i] ? arena_printf(R->c->a, "%s + %s", name, R->roff[i]) : name;
 }
 
-/* ---- reductions ---------------------------------------------------------------------- */
-
-const char *row_acc_type(RowK *R, NodeId red)
-{
-	const Graph *g = R->c->g;
-	const Node *n = &g->nodes[red];
-	fz_dtype in = (fz_dtype)g->nodes[n->args[0]].dtype;
-	if (n->op == OP_SUM || n->op == OP_MEAN)
-		return !dtype_is_float(in) ? "long long" : in == FZ_F64 ? "double" : "float";
-	return in == FZ_BOOL ? "int" : cg_compute_type(in);
-}
-
-const char *row_acc_op(const Node *n) { return n->op == OP_MAX ? "fz_max" : n->op == OP_MIN ? "fz_min" : "fz_sum"; }
-
-const char *row_acc_identity(RowK *R, NodeId red)
-{
-	const char *t = row_acc_type(R, red);
-	Op op = (Op)R->c->g->nodes[red].op;
-	bool dbl = strcmp(t, "double") == 0, flt = strcmp(t, "float") == 0, ll = strcmp(t, "long long") == 0;
-	if (op == OP_SUM || op == OP_MEAN)
-		return dbl ? "0.0" : flt ? "0.0f" : "0LL";
-	bool mx = op == OP_MAX;
-	if (flt)
-		return mx ? "(-__uint_as_float(0x7f800000u))" : "__uint_as_float(0x7f800000u)";
-	if (dbl)
-		return mx ? "(-__longlong_as_double(0x7ff0000000000000ll))" : "__longlong_as_double(0x7ff0000000000000ll)";
-	if (ll)
-		return mx ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
-	bool is_bool = R->c->g->nodes[R->c->g->nodes[red].args[0]].dtype == FZ_BOOL;
-	if (is_bool)
-		return mx ? "0" : "1";
-	return mx ? "(-2147483647 - 1)" : "2147483647";
-}
-
-/* The value of a finished reduction from its accumulator. */
-static const char *acc_result(RowK *R, NodeId red)
-{
-	Cg *c = R->c;
-	const Node *n = &c->g->nodes[red];
-	const char *t = row_acc_type(R, red);
-	if (n->op == OP_MEAN) {
-		if (strcmp(t, "long long") == 0)
-			return arena_printf(c->a, "(float)a%d / (float)fz_n", red);
-		return arena_printf(c->a, "a%d / (%s)fz_n", red, t);
-	}
-	if (n->dtype == FZ_BOOL)
-		return arena_printf(c->a, "a%d != 0", red);
-	return arena_printf(c->a, "a%d", red);
-}
-
 /* ---- a chunk ------------------------------------------------------------------------- */
 
 /* A float division by a value of the row (softmax's e / sum(e)): divided
@@ -142,10 +92,10 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 			continue;
 		const Node *n = &c->g->nodes[red];
 		const char *v = cg_value(c, n->args[0]);
-		const char *t = row_acc_type(R, red);
+		const char *t = cg_acc_type(R->c, red);
 		if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
 			v = arena_printf(c->a, "(%s)%s", t, v);
-		const char *op = row_acc_op(n), *cm = cg_comment(c, n);
+		const char *op = cg_acc_op(n), *cm = cg_comment(c, n);
 		switch (mode) {
 		case ACC_CHUNK: cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, op, red, v, cm); break;
 		case ACC_MASKED:
@@ -174,8 +124,8 @@ static void emit_partials(RowK *R, int q, bool open)
 		NodeId red = k->reductions[i];
 		if (c->ph[red] != q + 1)
 			continue;
-		const char *t = row_acc_type(R, red), *id = row_acc_identity(R, red);
-		const char *op = row_acc_op(&c->g->nodes[red]);
+		const char *t = cg_acc_type(R->c, red), *id = cg_acc_identity(R->c, red);
+		const char *op = cg_acc_op(&c->g->nodes[red]);
 		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
 			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
 		if (open)
@@ -261,10 +211,10 @@ static void emit_finish(RowK *R, int q)
 			continue;
 		if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
 			cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red,
-			        row_acc_op(&c->g->nodes[red]), red, red);
+			        cg_acc_op(&c->g->nodes[red]), red, red);
 		else
 			cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red,
-			        R->red_inline ? "_in" : "", row_acc_op(&c->g->nodes[red]), red);
+			        R->red_inline ? "_in" : "", cg_acc_op(&c->g->nodes[red]), red);
 	}
 	if (R->path->exchange)
 		R->path->exchange(R, q);
@@ -273,7 +223,7 @@ static void emit_finish(RowK *R, int q)
 		if (c->ph[red] != q + 1)
 			continue;
 		const Node *n = &c->g->nodes[red];
-		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), red, acc_result(R, red),
+		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), red, cg_acc_result(c, red, arena_printf(c->a, "a%d", red), "fz_n"),
 		        cg_comment(c, n));
 		c->vname[red] = arena_printf(c->a, "t%d", red);
 	}
@@ -347,7 +297,7 @@ static bool emit_pass(RowK *R, int q)
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
 		if (c->ph[red] == q + 1)
-			cw_line(R->w, "%s a%d = %s;", row_acc_type(R, red), red, row_acc_identity(R, red));
+			cw_line(R->w, "%s a%d = %s;", cg_acc_type(R->c, red), red, cg_acc_identity(R->c, red));
 	}
 	cw_begin(R->w);
 	emit_recips(R, &m);
@@ -588,7 +538,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	                            : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
 	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked; /* the entry's compile-time class */
-	c->helpers |= CGH_ROW | CGH_MINMAX | rp->helpers;
+	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	R->path = rp;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	CgW body, before, inside, next, shift, nshift, *out = c->w;
@@ -668,6 +618,10 @@ bool cg_row(Cg *c)
 				break;
 		}
 	}
+	/* rows of one element, where the row length may be 1 */
+	Dim N = c->k->domain[c->k->rank - 1];
+	if (ok && (dim_is_sym(N) || N == 1))
+		ok = cg_rows_of_one(c, R.vec);
 	row_reset(&R);
 	return ok && !c->d->set;
 }

@@ -80,7 +80,7 @@ static void split_exchange(RowK *R, int q)
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
 		if (c->ph[red] == q + 1)
-			cw_line(w, "a%d = fz_gather<%s>(a%d, fz_p + %d, fz_S, %d);", red, row_acc_op(&c->g->nodes[red]), red, j++,
+			cw_line(w, "a%d = fz_gather<%s>(a%d, fz_p + %d, fz_S, %d);", red, cg_acc_op(&c->g->nodes[red]), red, j++,
 			        NR);
 	}
 	cw_close(w);

@@ -128,9 +128,6 @@ int row_tile_of(const RowK *R, int i);
 /* The pointer to a row of parameter i ("in_x + fz_r0"), marked used. */
 const char *row_ptr(RowK *R, int i);
 /* The C type of a reduction's accumulator, and its combining functor. */
-const char *row_acc_type(RowK *R, NodeId red);
-const char *row_acc_op(const Node *n);
-const char *row_acc_identity(RowK *R, NodeId red);
 /* A chunk's V elements (the u-loop), with per-element checks (general
  * loops) or per-chunk partials (the register path). */
 bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg);

@@ -229,11 +229,12 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	/* the pointwise entry; reg4 and its masked class, row, split and the
-	 * tile's three classes */
-	ck_assert_int_eq(m->nentries, 1 + 7);
+	/* the pointwise entry; reg4 and its masked class, row, split, the
+	 * tile's three classes and rows of one element */
+	ck_assert_int_eq(m->nentries, 1 + 8);
 	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m", "test_k1_row",
-	                              "test_k1_split", "test_k1_tile1", "test_k1_tile2", "test_k1_tile4"};
+	                              "test_k1_split", "test_k1_tile1", "test_k1_tile2", "test_k1_tile4",
+	                              "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -253,7 +254,7 @@ START_TEST(entries_and_arguments)
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[8] = {0};
+		bool want[9] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -314,8 +315,9 @@ START_TEST(lines_commented)
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
 	 * each of the seven entries (the register path's two classes, the
-	 * general loop, split rows, the three classes of staged rows) */
-	ck_assert_int_eq(lines, 28);
+	 * general loop, split rows, the three classes of staged rows), and in
+	 * both parts of the entry for rows of one element, with b loaded once */
+	ck_assert_int_eq(lines, 37);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -384,9 +386,9 @@ START_TEST(deep_chain)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		ck_assert_int_eq(c->plan.nkernels, fused ? 1 : 2 * (DEPTH - 1) + 2);
-		/* a pointwise kernel has one entry, the row kernel four (one row of
-		 * rank 1: nothing to stage) */
-		ck_assert_int_eq(c->module.nentries, c->plan.nkernels + 3);
+		/* a pointwise kernel has one entry, the row kernel five (one row of
+		 * rank 1: nothing to stage; rows of one element) */
+		ck_assert_int_eq(c->module.nentries, c->plan.nkernels + 4);
 		ck_assert_msg(s < 60, "%s: %.1f s to compile", fused ? "fused" : "per-op", s);
 		/* the last link of the chain, in both */
 		char want[64];
