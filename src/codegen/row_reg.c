@@ -142,7 +142,7 @@ static void emit_pf_issue(RowK *R, const char *off)
 			continue;
 		row_ptr(R, p); /* marks it used */
 		if (R->path->shifted)
-			cw_line(w, "fz_pfm<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_nr, fz_v%s%d);", R->vec, id, R->vec,
+			cw_line(w, "fz_pfm<%d>(fz_pf%d + k * fz_pfk * %d, %s, %s%d, j0, fz_nr, fz_v%s%d);", R->vec, id, R->vec,
 			        cg_param_name(c, p), off, R->rdecl[p], next ? "n" : "", p);
 		else
 			cw_line(w, "fz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_vec);", R->vec, id, R->vec,

@@ -420,14 +420,31 @@ template <int V, class S> __device__ __forceinline__ void fz_pf(S *d, const S *_
 #endif
 	fz_pf_part<S, V>(d, p, j0);
 }
-// The masked entries' copies: a whole chunk as fz_pf copies it, the row's first
-// and last chunks element by element (zero outside the row).
-template <int V, class S> __device__ __forceinline__ void fz_pfm(S *d, const S *__restrict__ p, int j0, int n, bool vec)
+// The masked entries' copies of the row at offset r0 of stream b: a whole chunk
+// as fz_pf copies it. So is the row's first chunk, which starts before the row,
+// where that start is still in the tensor (every row but the first, unless its
+// stream is aligned): its elements before the row are never used (reductions
+// and stores mask them). The last chunk copies the row's elements and fills the
+// rest with zeros (cp.async's src-size). Element by element only a row within
+// one chunk, an unaligned stream's last chunk, and before sm_80: those loads
+// are not asynchronous, so each row would wait for them before its passes.
+template <int V, class S>
+__device__ __forceinline__ void fz_pfm(S *d, const S *__restrict__ b, long long r0, int j0, int n, bool vec)
 {
-	if (j0 >= 0 && j0 + V <= n) {
+	const S *p = b + r0;
+	if (j0 + V <= n && (j0 >= 0 || r0 + j0 >= 0)) {
 		fz_pf<V>(d, p, j0, vec);
 		return;
 	}
+#if __CUDA_ARCH__ >= 800
+	if (vec && j0 >= 0 && (int)sizeof(S) * V == 16) {
+		unsigned a;
+		asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(d));
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" : : "r"(a), "l"(p + j0),
+		             "r"((int)sizeof(S) * (n - j0)) : "memory");
+		return;
+	}
+#endif
 #pragma unroll
 	for (int u = 0; u < V; u++)
 		d[u] = fz_inrow(j0 + u, n) ? p[j0 + u] : S();
