@@ -13,7 +13,7 @@
 
 #include "codegen/cgint.h"
 
-enum { NK_COLV = 1, NK_ROWVAR = 2, NK_SEEN = 4 };
+enum { NK_COLV = 1, NK_ROWVAR = 2, NK_SEEN = 4, NK_REMAT = 8 };
 
 typedef struct Closure {
 	NodeId *comp;   /* computed in the chunk loop, ascending */

@@ -608,7 +608,6 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 		const long long fz_r2 = fz_rr;
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[4][4];
-		float fz_g4[4][4];
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
@@ -639,17 +638,14 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				float v4[4];
 				float p6 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
 					p6 = fz_sum::f(p6, t5); // mean(xc * xc)
-					v4[u] = t4;
 				}
 				a6 = j0 < fz_ei ? fz_sum::f(a6, p6) : a6;
-				fz_mv(fz_g4[k], v4);
 			}
 		}
 		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
@@ -667,7 +663,8 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					const float t9 = fz_g4[k][u] * t8; // xc * rsqrt(var + eps)
+					const float t4 = fz_g0[k][u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
@@ -710,7 +707,6 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 		const bool fz_v3 = fz_aligned(out_y + fz_r0 - fz_s, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[4][4];
-		float fz_g4[4][4];
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
@@ -740,17 +736,14 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi - fz_s;
-				float v4[4];
 				float p6 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
 					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
-					v4[u] = t4;
 				}
 				a6 = fz_sum::f(a6, p6);
-				fz_mv(fz_g4[k], v4);
 			}
 		}
 		a6 = fz_reduce_in<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
@@ -767,7 +760,8 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					const float t9 = fz_g4[k][u] * t8; // xc * rsqrt(var + eps)
+					const float t4 = fz_g0[k][u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
@@ -806,7 +800,6 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 	unsigned char *fz_cb = fz_cws < 0 ? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_cstride
 		: reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + ((unsigned long long)blockIdx.x * blockDim.y + threadIdx.y) * fz_cstride;
 	float *fz_c0 = reinterpret_cast<float *>(fz_cb);
-	float *fz_c4 = reinterpret_cast<float *>(fz_cb);
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
 		const bool fz_act = fz_row < fz_rows;
@@ -842,16 +835,13 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 + fz_s));
-				float v4[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
 					if (fz_inrow(j0 + u, fz_e))
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
-					v4[u] = t4;
 				}
-				fz_cst(fz_c4 + (j0 + fz_s), v4);
 			}
 		}
 		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
@@ -863,12 +853,13 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float l1[4];
 				fz_ldc(l1, in_w, j0, fz_e);
-				float f4[4];
-				fz_cld(f4, fz_c4 + (j0 + fz_s));
+				float f0[4];
+				fz_cld(f0, fz_c0 + (j0 + fz_s));
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					const float t9 = f4[u] * t8; // xc * rsqrt(var + eps)
+					const float t4 = f0[u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
@@ -909,7 +900,6 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 	unsigned char *fz_cb = fz_cws < 0 ? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_cstride
 		: reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + (((unsigned long long)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.y + threadIdx.y) * fz_cstride;
 	float *fz_c0 = reinterpret_cast<float *>(fz_cb);
-	float *fz_c4 = reinterpret_cast<float *>(fz_cb);
 	unsigned long long fz_ep = 0; /* exchanges so far */
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
@@ -956,16 +946,13 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 - fz_beg));
-				float v4[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
 					if (fz_inrow(j0 + u, fz_e))
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
-					v4[u] = t4;
 				}
-				fz_cst(fz_c4 + (j0 - fz_beg), v4);
 			}
 		}
 		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
@@ -985,12 +972,13 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float l1[4];
 				fz_ldc(l1, in_w, j0, fz_e);
-				float f4[4];
-				fz_cld(f4, fz_c4 + (j0 - fz_beg));
+				float f0[4];
+				fz_cld(f0, fz_c0 + (j0 - fz_beg));
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					const float t9 = f4[u] * t8; // xc * rsqrt(var + eps)
+					const float t4 = f0[u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
@@ -1041,7 +1029,6 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[1][4];
-		float fz_g4[1][4];
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
@@ -1071,17 +1058,14 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				float v4[4];
 				float p6 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
 					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
-					v4[u] = t4;
 				}
 				a6 = fz_sum::f(a6, p6);
-				fz_mv(fz_g4[k], v4);
 			}
 		}
 		a6 = blockDim.x > 1 ? fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1)) : a6;
@@ -1098,7 +1082,8 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					const float t9 = fz_g4[k][u] * t8; // xc * rsqrt(var + eps)
+					const float t4 = fz_g0[k][u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
@@ -1153,7 +1138,6 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile2(
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[2][4];
-		float fz_g4[2][4];
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
@@ -1183,17 +1167,14 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile2(
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				float v4[4];
 				float p6 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
 					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
-					v4[u] = t4;
 				}
 				a6 = fz_sum::f(a6, p6);
-				fz_mv(fz_g4[k], v4);
 			}
 		}
 		a6 = blockDim.x > 1 ? fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1)) : a6;
@@ -1210,7 +1191,8 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile2(
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					const float t9 = fz_g4[k][u] * t8; // xc * rsqrt(var + eps)
+					const float t4 = fz_g0[k][u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
@@ -1265,7 +1247,6 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[4][4];
-		float fz_g4[4][4];
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
@@ -1295,17 +1276,14 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				float v4[4];
 				float p6 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
 					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
-					v4[u] = t4;
 				}
 				a6 = fz_sum::f(a6, p6);
-				fz_mv(fz_g4[k], v4);
 			}
 		}
 		a6 = blockDim.x > 1 ? fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1)) : a6;
@@ -1322,7 +1300,8 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					const float t9 = fz_g4[k][u] * t8; // xc * rsqrt(var + eps)
+					const float t4 = fz_g0[k][u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
