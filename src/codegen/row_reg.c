@@ -126,6 +126,20 @@ static void emit_load(RowK *R, int p, const char *o)
 	cw_line(R->w, "fz_ldr<%s>(%s, %s, jl, fz_vec);", fallback_call(R), o, row_ptr(R, p));
 }
 
+/* The elements of leaf id's tensor (a product of its dims), which bounds
+ * the chunks fz_pfm may copy whole. */
+static const char *leaf_numel(RowK *R, NodeId id)
+{
+	const Node *n = &R->c->g->nodes[id];
+	StrBuf sb;
+	sb_init(&sb, R->c->a);
+	sb_puts(&sb, "1LL");
+	for (int i = 0; i < n->rank; i++)
+		if (n->shape[i] != 1)
+			sb_printf(&sb, " * %s", cg_dim_expr(R->c, R->k, n->shape[i]));
+	return sb_str(&sb);
+}
+
 /* The copies of the prefetched leaves' chunks for the row at offsets `off`
  * ("fz_r": this one, "fz_q": the next). */
 static void emit_pf_issue(RowK *R, const char *off)
@@ -142,8 +156,8 @@ static void emit_pf_issue(RowK *R, const char *off)
 			continue;
 		row_ptr(R, p); /* marks it used */
 		if (R->path->shifted)
-			cw_line(w, "fz_pfm<%d>(fz_pf%d + k * fz_pfk * %d, %s, %s%d, j0, fz_nr, fz_v%s%d);", R->vec, id, R->vec,
-			        cg_param_name(c, p), off, R->rdecl[p], next ? "n" : "", p);
+			cw_line(w, "fz_pfm<%d>(fz_pf%d + k * fz_pfk * %d, %s, %s%d, %s, j0, fz_nr, fz_v%s%d);", R->vec, id,
+			        R->vec, cg_param_name(c, p), off, R->rdecl[p], leaf_numel(R, id), next ? "n" : "", p);
 		else
 			cw_line(w, "fz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_vec);", R->vec, id, R->vec,
 			        cg_param_name(c, p), off, R->rdecl[p]);
