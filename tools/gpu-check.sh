@@ -7,7 +7,8 @@
 #   - every GPU test binary (BUILD_DIR/tests/gpu_test_*), one after another,
 #     test_random last with what is left of the time (FUSEC_RANDOM_SECONDS);
 #   - compute-sanitizer over `fusec run --check` of every example at small
-#     sizes: memcheck (fused and per-op), racecheck, synccheck and initcheck.
+#     sizes: memcheck (fused and per-op), racecheck, synccheck and initcheck;
+#     memcheck also at 2 rows of 4194309, where split rows go without a cache.
 #
 # The binaries run directly (not through ctest, whose paths are this build's),
 # with FUSEC_SOURCE_DIR pointing at this tree. Each step has a timeout; a
@@ -141,6 +142,7 @@ if [ -n "$SAN" ] && [ -x "$FUSEC" ]; then
 	sanitize memcheck perop-3x67 3 67 --no-fuse
 	sanitize memcheck fused-2x5000 2 5000
 	sanitize memcheck fused-1x100003 1 100003
+	sanitize memcheck fused-2x4194309 2 4194309 # split rows without a cache
 	sanitize racecheck fused-3x67 3 67
 	sanitize racecheck fused-2x5000 2 5000
 	sanitize racecheck fused-1x100003 1 100003

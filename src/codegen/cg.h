@@ -15,6 +15,7 @@
  *                                shared memory or in the workspace
  *   SPLIT       <kernel>_split   several blocks a row (cooperative), their
  *                                partial results through the workspace
+ *               (_stream: no row cache, every pass reading its inputs again)
  *   TILE        <kernel>_tile    short rows: a block's rows staged through
  *                                shared memory, copied in and out as whole
  *                                16-byte vectors of their contiguous span
@@ -93,6 +94,7 @@ typedef struct CgEntry {
 	int kernel;                 /* Plan kernel id */
 	CgPath path;
 	int K;                      /* REG, TILE: chunks a thread holds (its compile-time class) */
+	bool stream;                /* SPLIT: no row cache; its passes read their inputs again */
 	bool masked;                /* REG: the class for any row length (the row's chunks start at
 	                               its alignment, its first and last masked) */
 	CgArg *args;                /* the entry's arguments, in order */
@@ -130,6 +132,7 @@ typedef enum CgRule {
 	CG_RULE_ROW_GLOBAL,     /* ROW: many rows too long to cache in shared memory */
 	CG_RULE_SPLIT_FEW,      /* too few rows to fill the device */
 	CG_RULE_SPLIT_LONG,     /* rows too long for one block's shared memory */
+	CG_RULE_SPLIT_STREAM,   /* few rows whose segments are too long to cache: no cache */
 	CG_RULE_TILE,           /* short rows, many: staged through shared memory */
 	CG_RULE_ONE,            /* rows of one element: the row kernel's pointwise entry */
 	CG_RULE_FORCED          /* cg_launch_forced */
@@ -179,6 +182,7 @@ typedef struct CgForce {
 	unsigned grid;              /* blocks (gridDim.x) */
 	bool global;                /* ROW, SPLIT: the row cache in the workspace */
 	bool masked;                /* REG: the masked class even for rows of a multiple of V */
+	bool stream;                /* SPLIT: the entry without a row cache */
 	int K;                      /* TILE: chunks a thread (its entry's class) */
 } CgForce;
 

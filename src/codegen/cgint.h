@@ -56,6 +56,8 @@ struct CgKernelInfo {
 	int pf_bytes;                  /* row: shared memory a thread of the REG path copies its
 	                                  next row's chunks into (0: no prefetch) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
+	bool stream;                   /* row: has a SPLIT entry without a row cache (_stream) */
+	int in_bytes;                  /* row: bytes an element of the inputs read row by row */
 	int ntiles;                    /* row: streams the TILE path stages (the rows' layout) */
 	int *tile_param;               /* their parameters */
 	int *tile_bytes;               /* their element sizes */

@@ -115,6 +115,7 @@ typedef struct Sizes {
 	int64_t optin;             /* dynamic shared memory a block may have */
 	int64_t smem_sm, per_block;/* shared memory an SM has; what a block costs it besides its dynamic bytes */
 	int tmax;                  /* the entries' thread bound */
+	int64_t l2;                /* bytes of L2 */
 } Sizes;
 
 static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev)
@@ -128,6 +129,7 @@ static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev)
 	z.smem_sm = dev->smem_per_sm > 0 ? dev->smem_per_sm : optin + reserved;
 	z.per_block = ki->static_smem + reserved;
 	z.tmax = ki->max_threads > 0 ? ki->max_threads : 512;
+	z.l2 = dev->l2_bytes > 0 ? dev->l2_bytes : 0;
 	return z;
 }
 
@@ -139,6 +141,7 @@ static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm /
 typedef struct Choice {
 	CgPath path;
 	bool masked;               /* REG: the masked class */
+	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
@@ -146,12 +149,16 @@ typedef struct Choice {
 	CgRule rule;
 } Choice;
 
-static int find_entry(const CgModule *m, int k, CgPath path, int K, bool masked)
+static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 {
 	const struct CgKernelInfo *ki = &m->kinfo[k];
+	CgPath path = ch->path;
 	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
 		const CgEntry *en = &m->entries[e];
-		bool cls = path == CG_PATH_REG ? en->K == K && en->masked == masked : path == CG_PATH_TILE ? en->K == K : true;
+		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked
+		           : path == CG_PATH_TILE  ? en->K == K
+		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
+		                                   : true;
 		if (en->path == path && cls)
 			return e;
 	}
@@ -179,7 +186,7 @@ static void row_workspace(const struct CgKernelInfo *ki, const Choice *ch, CgLau
 static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch, CgLaunch *out)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	out->entry = find_entry(m, k, ch->path, ch->path == CG_PATH_TILE ? ch->K : ki->rk, ch->masked);
+	out->entry = find_entry(m, k, ch, ch->path == CG_PATH_TILE ? ch->K : ki->rk);
 	out->path = ch->path;
 	out->rule = ch->rule;
 	out->resident = ch->resident;
@@ -202,8 +209,8 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 		out->smem = (unsigned)min64(out->tiles, UINT_MAX);
 		return out->tiles <= z->optin && cdiv(z->n, ki->vec) <= ch->G * ch->K;
 	}
-	out->cache = ki->nslots > 0 ? ch->cache : CG_CACHE_NONE;
-	out->cstride = cg_cache_layout(ki, out->seg, NULL);
+	out->cache = ki->nslots > 0 && !ch->stream ? ch->cache : CG_CACHE_NONE;
+	out->cstride = ch->stream ? 0 : cg_cache_layout(ki, out->seg, NULL);
 	out->cooperative = ch->path == CG_PATH_SPLIT;
 	if (out->cache == CG_CACHE_SHARED)
 		out->smem = (unsigned)min64(out->cstride * ch->R, UINT_MAX);
@@ -226,6 +233,31 @@ static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, Choice *ch
 	               .rule = CG_RULE_PW};
 }
 
+/* Few rows whose segments, at a split that gives every block of a wave its
+ * share of all the rows, are too long to cache on chip: the entry without a
+ * row cache, two blocks of 512 an SM, every row at once (S blocks a row,
+ * rounded down so that no row waits for a second round), every pass after
+ * the first reading the inputs again. split_rules takes it where the cached
+ * split would put its cache in the workspace, or take the rows one at a
+ * time, or a few at a time while the inputs fit the L2 (the passes then read
+ * them again from there). Measured on the H200 (docs/performance.md, "Split
+ * rows without a cache"): softmax f32 8x4194304 (134 MB, a row at a time)
+ * 289.3 -> 162.7 us, 9x1000003 (36 MB, 7 rows at a time) 59.9 -> 53.0; but
+ * 33x1000003 (132 MB, 7 at a time) 154.2 -> 170.2, so that one stays. */
+static bool stream_rules(const Sizes *z, Choice *ch)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	int64_t T = 512, cap = z->sms * min64(z->tps / T, 2);
+	if (!ki->stream)
+		return false;
+	int64_t S = min64(min64(cap / z->rows, cdiv(z->chunks, 2 * T)), 65535);
+	if (S < 2)
+		return false;
+	*ch = (Choice){.path = CG_PATH_SPLIT, .stream = true, .cache = CG_CACHE_NONE, .G = T, .R = 1, .S = S,
+	               .grid = min64(cap / S, z->rows), .rule = CG_RULE_SPLIT_STREAM};
+	return true;
+}
+
 /* Split rows over S blocks each. false if not worth it. */
 static bool split_rules(const Sizes *z, bool few, Choice *ch)
 {
@@ -238,10 +270,17 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 	int64_t budget = min64(z->smem_sm / bps - z->per_block, z->optin);
 	int64_t cap = z->sms * bps, S = few ? cdiv(cap, z->rows) : 1;
 	S = min64(S, cdiv(z->chunks, 2 * T)); /* at least two chunks a thread */
+	int64_t S0 = S;
 	while (ki->nslots > 0 && S < cap && cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL) > budget)
 		S++;
 	S = min64(min64(S, cap), 65535);
 	int64_t cb = cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL);
+	/* few rows the cache would take through the workspace, or in rounds:
+	 * one row each, or more while the inputs fit the L2 */
+	bool fits0 = ki->nslots == 0 || cg_cache_layout(ki, seg_len(z->n, S0, ki->vec), NULL) <= budget;
+	bool l2 = z->rows * z->n * ki->in_bytes <= z->l2;
+	if (few && !fits0 && (cb > budget || cap / S == 1 || (cap / S < z->rows && l2)) && stream_rules(z, ch))
+		return true;
 	/* many rows too long for a block: split if the device's shared memory
 	 * can hold one (else a block a row with its cache in the workspace) */
 	if (S < 2 || (!few && cb > budget))
@@ -450,7 +489,7 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	z.rows = out->rows;
 	z.n = out->n;
 	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
-	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .K = f->K,
+	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .stream = f->stream, .K = f->K,
 	             .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
 	             .rule = CG_RULE_FORCED};
@@ -519,6 +558,8 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen for the rows the register path cannot hold; the row cache in the workspace for many rows "
 		       "too long for shared memory.";
 	case CG_PATH_SPLIT:
+		if (e->stream)
+			return "Chosen for rows too few to fill the device, whose segments would be too long to cache.";
 		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
 		       "shared memory.";
 	case CG_PATH_TILE:

@@ -43,12 +43,18 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->cstride);
 		return;
 	case CG_RULE_SPLIT_FEW:
-		sb_printf(sb, "%lld rows leave most of the device idle, and %s = %lld is long enough to share",
-		          (long long)l->rows, N, n);
+		sb_printf(sb, "%lld row%s leave%s most of the device idle, and %s = %lld is long enough to share",
+		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", N, n);
 		return;
 	case CG_RULE_SPLIT_LONG:
 		sb_printf(sb, "a row's cache does not fit in one block's shared memory; %lld segments of %lld do",
 		          (long long)l->grid[1], (long long)l->seg);
+		return;
+	case CG_RULE_SPLIT_STREAM:
+		sb_printf(sb, "%lld row%s leave%s most of the device idle, and %s segments at %lld blocks a row would "
+		              "not fit shared memory: no row cache, every pass reads the inputs again",
+		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", l->rows == 1 ? "its" : "their",
+		          (long long)l->grid[1]);
 		return;
 	case CG_RULE_TILE:
 		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "

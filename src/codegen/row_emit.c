@@ -533,11 +533,13 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
-	const char *suffix = reg    ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
-	                     : tile ? arena_printf(c->a, "tile%d", R->K)
-	                            : cg_path_name(rp->path);
+	const char *suffix = reg       ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
+	                     : tile    ? arena_printf(c->a, "tile%d", R->K)
+	                     : R->stream ? "stream"
+	                               : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
 	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked; /* the entry's compile-time class */
+	c->m->entries[c->m->nentries - 1].stream = R->stream;
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	R->path = rp;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
@@ -575,7 +577,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * bf16's tiles took 96 and ran 2 blocks an SM instead of 4) */
 	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
 	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
-	if (lean && reg && rp->masked)
+	if (R->stream)
+		bound = "__launch_bounds__(512, 2)"; /* no cache: two blocks an SM (launch.c) */
+	else if (lean && reg && rp->masked)
 		bound = "FZ_MASKED_ROW";
 	else if (lean && !tile)
 		bound = "FZ_LEAN_ROW";
@@ -588,6 +592,26 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	cw_close(out);
 	cg_end_entry(c);
 	return true;
+}
+
+/* The split rows' entry without a row cache (_stream): the kernel planned
+ * again with every pass recomputing its values from the inputs, emitted,
+ * and the kernel's notes for cg_launch put back (they describe the cached
+ * entries), with the new entry counted. */
+static bool emit_stream(RowK *R)
+{
+	Cg *c = R->c;
+	struct CgKernelInfo saved = *c->info;
+	row_reset(R);
+	RowK S = {.c = c, .k = c->k, .r = R->r, .vec = R->vec, .stream = true};
+	S.rowc = cg_new_stamp(c);
+	bool ok = row_plan(&S) && emit_entry(&S, &row_split_path);
+	row_reset(&S);
+	int n = c->info->nentries;
+	*c->info = saved;
+	c->info->nentries = n;
+	c->info->stream = ok;
+	return ok;
 }
 
 bool cg_row(Cg *c)
@@ -618,6 +642,9 @@ bool cg_row(Cg *c)
 				break;
 		}
 	}
+	/* split rows without a cache, where the kernel has one */
+	if (ok && R.P > 0 && c->info->nslots > 0)
+		ok = emit_stream(&R);
 	/* rows of one element, where the row length may be 1 */
 	Dim N = c->k->domain[c->k->rank - 1];
 	if (ok && (dim_is_sym(N) || N == 1))

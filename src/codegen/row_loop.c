@@ -84,8 +84,9 @@ static void emit_freads(RowK *R, const Closure *m, const char *at)
 	}
 }
 
-/* Pass 0 keeps one chunk in flight: l<id>[1] is loaded while l<id>[0] is
- * used (`start`: the thread's first chunk). */
+/* Pass 0 (every pass, without a row cache) keeps one chunk in flight:
+ * l<id>[1] is loaded while l<id>[0] is used (`start`: the thread's first
+ * chunk). */
 static void emit_first_loads(RowK *R, const Closure *m, bool open, const char *start)
 {
 	Cg *c = R->c;
@@ -110,10 +111,13 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	CgW *w = R->w;
 	/* the thread's first chunk, and a chunk's place in the cache */
 	const char *start = seg ? "fz_beg + fz_j" : "fz_j - fz_s", *at = seg ? "(j0 - fz_beg)" : "(j0 + fz_s)";
-	if (q == 0)
+	/* without a row cache every pass loads its inputs: each keeps one chunk
+	 * in flight */
+	bool ahead = q == 0 || R->stream;
+	if (ahead)
 		emit_first_loads(R, m, false, start);
 	cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
-	if (q == 0)
+	if (ahead)
 		emit_first_loads(R, m, true, start);
 	else
 		emit_leaf_loads(R, m);

@@ -119,7 +119,7 @@ bool row_is_rowvar(const RowK *R, NodeId id) { return (R->c->nflags[id] & NK_ROW
 
 bool row_is_fread(const RowK *R, NodeId id, int q)
 {
-	return row_is_colv(R, id) && row_is_rowvar(R, id) && R->c->ph[id] < q && R->c->g->nodes[id].op != OP_CONST &&
+	return !R->stream && row_is_colv(R, id) && row_is_rowvar(R, id) && R->c->ph[id] < q && R->c->g->nodes[id].op != OP_CONST &&
 	       !(R->c->nflags[id] & NK_REMAT);
 }
 
@@ -537,8 +537,11 @@ static void fill_info(RowK *R)
 	c->info->nred = nred;
 	c->info->npasses = R->P + 1;
 	c->info->static_smem = R->P > 0 ? CG_RED_WORDS * 8 : 0;
-	for (int i = 0; i < k->nparams; i++)
+	for (int i = 0; i < k->nparams; i++) {
 		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !row_is_colv(R, k->params[i].node);
+		if (k->params[i].kind == PARAM_IN && row_is_stream(R, i) && R->roff[i])
+			c->info->in_bytes += (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);
+	}
 	R->rk = c->info->rk = reg_chunks(R);
 	c->info->tile_kmax = tile_kmax(R);
 	c->info->max_threads = max_threads(R);

@@ -27,6 +27,9 @@ static int split_args(RowK *R, CgArg *args)
 
 static const char *split_describe(RowK *R)
 {
+	if (R->stream)
+		return "several blocks a row, partial results exchanged through the workspace, no row cache: each "
+		       "pass reads its inputs again";
 	return R->c->info->nslots > 0 ? "several blocks a row, partial results exchanged through the workspace, "
 	                                "each segment cached in shared memory or the workspace"
 	                              : "several blocks a row, partial results exchanged through the workspace";

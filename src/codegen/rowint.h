@@ -70,6 +70,8 @@ struct RowK {
 	int rk;                 /* chunks a thread holds in registers (0: no register path) */
 	int K;                  /* the entry being written: chunks a thread holds (REG: rk; TILE: its class) */
 	int32_t rowc;           /* mark3 stamp: per-row values needed */
+	bool stream;            /* planned without a row cache: every pass recomputes its values
+	                           from the inputs (the _stream entry) */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
 	NodeId *cached;         /* nodes with a cache slot, and their slots */

@@ -189,12 +189,12 @@ static void fill(Tensor *t, bool nans)
  * grid (two blocks of a warp), so that a thread takes several iterations of
  * its grid-stride loop. */
 typedef enum {
-	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_REG, SCHED_REGM,
-	SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, NSCHED
+	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_SPLIT_STREAM,
+	SCHED_REG, SCHED_REGM, SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, NSCHED
 } Sched;
 
-static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "reg", "regm",
-                                   "regm-thread", "regm-3warps", "tile1x32", "tile4x16"};
+static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "split3-stream",
+                                   "reg", "regm", "regm-thread", "regm-3warps", "tile1x32", "tile4x16"};
 
 static CgDevice emu_device(void)
 {
@@ -250,9 +250,10 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.K = s == SCHED_TILE1 ? (chunks <= 1 ? 1 : chunks <= 2 ? 2 : 4) : 2;
 	}
 	f.global = s == SCHED_LOOP || s == SCHED_SPLIT_NOCACHE;
-	if (s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE) {
+	if (s == SCHED_SPLIT || s == SCHED_SPLIT_NOCACHE || s == SCHED_SPLIT_STREAM) {
 		f.path = CG_PATH_SPLIT;
 		f.splits = 3;
+		f.stream = s == SCHED_SPLIT_STREAM; /* the entry without a row cache (where the kernel has one) */
 	}
 	f.grid = (unsigned)(f.splits > 1 ? 2 : cdiv(rows, f.rows) < 3 ? cdiv(rows, f.rows) : 3);
 	return cg_launch_forced(m, p, k, dims, &dev, &f, l);

@@ -230,11 +230,12 @@ START_TEST(entries_and_arguments)
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
 	/* the pointwise entry; reg4 and its masked class, row, split, the
-	 * tile's three classes and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 8);
+	 * tile's three classes, split rows without a cache and rows of one
+	 * element */
+	ck_assert_int_eq(m->nentries, 1 + 9);
 	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m", "test_k1_row",
 	                              "test_k1_split", "test_k1_tile1", "test_k1_tile2", "test_k1_tile4",
-	                              "test_k1_one"};
+	                              "test_k1_stream", "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -248,13 +249,13 @@ START_TEST(entries_and_arguments)
 		for (int j = k->nparams; j < e->nargs; j++)
 			ck_assert_int_eq(e->args[j].kind, path_args[e->path][j - k->nparams]);
 		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW     ? 3
-		                                          : e->path == CG_PATH_SPLIT ? 5
+		                                          : e->path == CG_PATH_SPLIT ? (e->stream ? 3 : 5)
 		                                          : e->path == CG_PATH_TILE  ? 2
 		                                                                     : 0));
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[9] = {0};
+		bool want[10] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -315,9 +316,10 @@ START_TEST(lines_commented)
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
 	 * each of the seven entries (the register path's two classes, the
-	 * general loop, split rows, the three classes of staged rows), and in
+	 * general loop, split rows, the three classes of staged rows); split
+	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 37);
+	ck_assert_int_eq(lines, 43);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
