@@ -55,12 +55,21 @@ void row_cache_pointers(RowK *R, CgW *w, bool split)
 	}
 }
 
-/* Loads of a chunk's leaves at j0 (passes after the first). */
-static void emit_leaf_loads(RowK *R, const Closure *m)
+/* Which leaves a pass keeps a chunk ahead: all of them in pass 0 (`all`);
+ * in later passes without a row cache only the row's streams, which come
+ * from the L2 or DRAM (a column operand such as layernorm's weight is read by
+ * every row, and its second buffer cost the entry its registers). */
+static bool ahead(const RowK *R, NodeId id, bool all) { return all || row_is_rowvar(R, id); }
+
+/* Loads of a chunk's leaves at j0 (passes after the first), but those kept
+ * ahead (`all`: see ahead()). */
+static void emit_leaf_loads(RowK *R, const Closure *m, bool all)
 {
 	Cg *c = R->c;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
+		if (R->stream && ahead(R, id, all))
+			continue;
 		int p = c->pin[id];
 		if (p < 0) {
 			cg_internal(c, "leaf %%%d of kernel %s has no parameter", id, R->k->name);
@@ -87,11 +96,13 @@ static void emit_freads(RowK *R, const Closure *m, const char *at)
 /* Pass 0 (every pass, without a row cache) keeps one chunk in flight:
  * l<id>[1] is loaded while l<id>[0] is used (`start`: the thread's first
  * chunk). */
-static void emit_first_loads(RowK *R, const Closure *m, bool open, const char *start)
+static void emit_first_loads(RowK *R, const Closure *m, bool open, const char *start, bool all)
 {
 	Cg *c = R->c;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
+		if (!ahead(R, id, all))
+			continue;
 		const char *o = arena_printf(c->a, "l%d[1]", id);
 		if (!open) {
 			cw_line(R->w, "%s l%d[2][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
@@ -111,16 +122,16 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	CgW *w = R->w;
 	/* the thread's first chunk, and a chunk's place in the cache */
 	const char *start = seg ? "fz_beg + fz_j" : "fz_j - fz_s", *at = seg ? "(j0 - fz_beg)" : "(j0 + fz_s)";
-	/* without a row cache every pass loads its inputs: each keeps one chunk
-	 * in flight */
-	bool ahead = q == 0 || R->stream;
-	if (ahead)
-		emit_first_loads(R, m, false, start);
+	/* without a row cache every pass loads its inputs: each keeps a chunk
+	 * of the row's streams in flight */
+	bool pipe = q == 0 || R->stream, all = q == 0;
+	if (pipe)
+		emit_first_loads(R, m, false, start, all);
 	cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
-	if (ahead)
-		emit_first_loads(R, m, true, start);
-	else
-		emit_leaf_loads(R, m);
+	if (pipe)
+		emit_first_loads(R, m, true, start, all);
+	if (!pipe || !all)
+		emit_leaf_loads(R, m, all);
 	emit_freads(R, m, at);
 	if (!row_elements(R, q, m, t, nt, false))
 		return false;

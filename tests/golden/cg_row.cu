@@ -1401,21 +1401,19 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
 		// epilogue: the per-element outputs
 		{
-			float l1[2][4];
-			fz_ldc(l1[1], in_w, fz_beg + fz_j, fz_e);
 			float l0[2][4];
 			fz_ldm(l0[1], in_x + fz_r0, fz_beg + fz_j, fz_e, fz_v0);
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				fz_mv(l1[0], l1[1]);
-				fz_ldc(l1[1], in_w, j0 + fz_step, fz_e);
 				fz_mv(l0[0], l0[1]);
 				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
+				float l1[4];
+				fz_ldc(l1, in_w, j0, fz_e);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = l0[0][u] - t3; // x - mu
 					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
-					const float t10 = t9 * l1[0][u]; // xc * rsqrt(var + eps) * w
+					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 					v10[u] = t10;
 				}
 				fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
