@@ -243,8 +243,9 @@ static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, Choice *ch
  * them again from there). Measured on the H200 (docs/performance.md, "Split
  * rows without a cache"): softmax f32 8x4194304 (134 MB, a row at a time)
  * 289.3 -> 162.7 us, 9x1000003 (36 MB, 7 rows at a time) 59.9 -> 53.0,
- * layernorm 63x131072 (52 at a time, each segment cached) 72.7 -> 58.1;
- * but 33x1000003 (132 MB, 7 at a time) 154.2 -> 170.2, so that one stays. */
+ * layernorm f32 63x131072 (52 at a time) 72.7 -> 58.1, bf16 130x128256 (66
+ * at a time) 79.2 -> 67.5; but 33x1000003 (132 MB, 7 at a time) 154.2 ->
+ * 170.2, so that one stays. */
 static bool stream_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -277,13 +278,10 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 	S = min64(min64(S, cap), 65535);
 	int64_t cb = cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL);
 	/* few rows the cache would take through the workspace, or in rounds:
-	 * one row each, or more while the inputs fit the L2; where a segment
-	 * fits at every row at once too, the rounds only of lean kernels, whose
-	 * entry without a cache holds its values in 64 registers (layernorm bf16
-	 * 130x128256 spilled there: 79.3 -> 98.2 us) */
+	 * one row each, or more while the inputs fit the L2 */
 	bool fits0 = ki->nslots == 0 || cg_cache_layout(ki, seg_len(z->n, S0, ki->vec), NULL) <= budget;
 	bool rounds = cap / S < z->rows, l2 = z->rows * z->n * ki->in_bytes <= z->l2;
-	bool worse = !fits0 ? cb > budget || cap / S == 1 || (rounds && l2) : rounds && l2 && ki->max_threads >= 1024;
+	bool worse = (!fits0 && (cb > budget || cap / S == 1)) || (rounds && l2);
 	if (few && worse && stream_rules(z, ch))
 		return true;
 	/* many rows too long for a block: split if the device's shared memory

@@ -51,9 +51,9 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->grid[1], (long long)l->seg);
 		return;
 	case CG_RULE_SPLIT_STREAM:
-		sb_printf(sb, "%lld row%s leave%s most of the device idle, and %s segments at %lld blocks a row would "
-		              "not fit shared memory: no row cache, every pass reads the inputs again",
-		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", l->rows == 1 ? "its" : "their",
+		sb_printf(sb, "%lld row%s leave%s most of the device idle, and a cached split would take %s in rounds or cache "
+		              "through the workspace: no row cache, %lld blocks a row, every pass reads the inputs again",
+		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", l->rows == 1 ? "it" : "them",
 		          (long long)l->grid[1]);
 		return;
 	case CG_RULE_TILE:
