@@ -37,6 +37,11 @@ enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
  * plan counts it against a block's and an SM's shared memory. */
 enum { CG_RED_WORDS = 64 };
 
+/* The split rows' entry without a row cache (_stream): blocks of this many
+ * threads, this many resident an SM (its __launch_bounds__, and the grid
+ * launch.c's stream_rules sizes, which must be co-resident). */
+enum { CG_STREAM_THREADS = 512, CG_STREAM_BLOCKS = 2 };
+
 /* What cg_launch needs about each plan kernel (CgModule.kinfo[k]). */
 struct CgKernelInfo {
 	KernelKind kind;
@@ -174,6 +179,8 @@ const char *cg_node_expr(Cg *c, NodeId id);
 const char *cg_acc_type(Cg *c, NodeId red);
 const char *cg_acc_op(const Node *n);
 const char *cg_acc_identity(Cg *c, NodeId red);
+/* The reduction's argument in the current scope, cast to its accumulator's type. */
+const char *cg_acc_arg(Cg *c, NodeId red);
 const char *cg_acc_result(Cg *c, NodeId red, const char *acc, const char *n);
 /* The value of a node in the current scope: vname, or a literal constant. */
 const char *cg_value(Cg *c, NodeId id);

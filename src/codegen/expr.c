@@ -370,6 +370,15 @@ const char *cg_acc_identity(Cg *c, NodeId red)
 	return mx ? "(-2147483647 - 1)" : "2147483647";
 }
 
+const char *cg_acc_arg(Cg *c, NodeId red)
+{
+	NodeId x = c->g->nodes[red].args[0];
+	const char *t = cg_acc_type(c, red), *v = cg_value(c, x);
+	if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[x].dtype)) != 0)
+		v = arena_printf(c->a, "(%s)%s", t, v);
+	return v;
+}
+
 const char *cg_acc_result(Cg *c, NodeId red, const char *acc, const char *n)
 {
 	const Node *nd = &c->g->nodes[red];

@@ -249,7 +249,7 @@ static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, Choice *ch
 static bool stream_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	int64_t T = 512, cap = z->sms * min64(z->tps / T, 2);
+	int64_t T = CG_STREAM_THREADS, cap = z->sms * min64(z->tps / T, CG_STREAM_BLOCKS);
 	if (!ki->stream)
 		return false;
 	int64_t S = min64(min64(cap / z->rows, cdiv(z->chunks, 2 * T)), 65535);

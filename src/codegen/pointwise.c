@@ -27,8 +27,6 @@
  */
 #include "codegen/cgint.h"
 
-#include <string.h>
-
 typedef enum { OPD_FULL, OPD_SCALAR, OPD_BCAST } OpdKind;
 
 typedef struct PwOpd {
@@ -190,11 +188,8 @@ static void emit_loads(const Pw *pw, bool one)
  * (sum(-0.0) is +0.0 there too). */
 static const char *reduce_one(Cg *c, NodeId id)
 {
-	const Node *n = &c->g->nodes[id];
-	const char *t = cg_acc_type(c, id), *v = cg_value(c, n->args[0]);
-	if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
-		v = arena_printf(c->a, "(%s)%s", t, v);
-	const char *acc = arena_printf(c->a, "%s::f(%s, %s)", cg_acc_op(n), cg_acc_identity(c, id), v);
+	const char *acc = arena_printf(c->a, "%s::f(%s, %s)", cg_acc_op(&c->g->nodes[id]), cg_acc_identity(c, id),
+	                               cg_acc_arg(c, id));
 	return cg_acc_result(c, id, acc, "1");
 }
 

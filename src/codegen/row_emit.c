@@ -91,11 +91,7 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 		if (c->ph[red] != q + 1)
 			continue;
 		const Node *n = &c->g->nodes[red];
-		const char *v = cg_value(c, n->args[0]);
-		const char *t = cg_acc_type(R->c, red);
-		if (strcmp(t, cg_compute_type((fz_dtype)c->g->nodes[n->args[0]].dtype)) != 0)
-			v = arena_printf(c->a, "(%s)%s", t, v);
-		const char *op = cg_acc_op(n), *cm = cg_comment(c, n);
+		const char *v = cg_acc_arg(c, red), *op = cg_acc_op(n), *cm = cg_comment(c, n);
 		switch (mode) {
 		case ACC_CHUNK: cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, op, red, v, cm); break;
 		case ACC_MASKED:
@@ -124,7 +120,7 @@ static void emit_partials(RowK *R, int q, bool open)
 		NodeId red = k->reductions[i];
 		if (c->ph[red] != q + 1)
 			continue;
-		const char *t = cg_acc_type(R->c, red), *id = cg_acc_identity(R->c, red);
+		const char *t = cg_acc_type(c, red), *id = cg_acc_identity(c, red);
 		const char *op = cg_acc_op(&c->g->nodes[red]);
 		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
 			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
@@ -223,8 +219,8 @@ static void emit_finish(RowK *R, int q)
 		if (c->ph[red] != q + 1)
 			continue;
 		const Node *n = &c->g->nodes[red];
-		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), red, cg_acc_result(c, red, arena_printf(c->a, "a%d", red), "fz_n"),
-		        cg_comment(c, n));
+		const char *v = cg_acc_result(c, red, arena_printf(c->a, "a%d", red), "fz_n");
+		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), red, v, cg_comment(c, n));
 		c->vname[red] = arena_printf(c->a, "t%d", red);
 	}
 }
@@ -297,7 +293,7 @@ static bool emit_pass(RowK *R, int q)
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
 		if (c->ph[red] == q + 1)
-			cw_line(R->w, "%s a%d = %s;", cg_acc_type(R->c, red), red, cg_acc_identity(R->c, red));
+			cw_line(R->w, "%s a%d = %s;", cg_acc_type(c, red), red, cg_acc_identity(c, red));
 	}
 	cw_begin(R->w);
 	emit_recips(R, &m);
@@ -533,10 +529,10 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
-	const char *suffix = reg       ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
-	                     : tile    ? arena_printf(c->a, "tile%d", R->K)
+	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
+	                     : tile      ? arena_printf(c->a, "tile%d", R->K)
 	                     : R->stream ? "stream"
-	                               : cg_path_name(rp->path);
+	                                 : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
 	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked; /* the entry's compile-time class */
 	c->m->entries[c->m->nentries - 1].stream = R->stream;
@@ -577,8 +573,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * bf16's tiles took 96 and ran 2 blocks an SM instead of 4) */
 	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
 	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
-	if (R->stream)
-		bound = "__launch_bounds__(512, 2)"; /* no cache: two blocks an SM (launch.c) */
+	if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
+		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (lean && reg && rp->masked)
 		bound = "FZ_MASKED_ROW";
 	else if (lean && !tile)
