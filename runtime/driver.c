@@ -128,3 +128,34 @@ const char *rt_cu_error(CUresult r, char *buf, size_t n)
 		snprintf(buf, n, "CUDA error %d", (int)r);
 	return buf;
 }
+
+/* The thread in the relaxed capture mode; *saved gets the mode it had. */
+static bool relax(CUstreamCaptureMode *saved)
+{
+	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return CU(cuThreadExchangeStreamCaptureMode)(saved) == CUDA_SUCCESS;
+}
+
+static void restore(bool relaxed, CUstreamCaptureMode saved)
+{
+	if (relaxed)
+		CU(cuThreadExchangeStreamCaptureMode)(&saved);
+}
+
+CUresult rt_mem_alloc(CUdeviceptr *p, size_t bytes)
+{
+	CUstreamCaptureMode saved;
+	bool relaxed = relax(&saved);
+	CUresult r = CU(cuMemAlloc)(p, bytes);
+	restore(relaxed, saved);
+	return r;
+}
+
+CUresult rt_module_load(CUmodule *mod, const void *image)
+{
+	CUstreamCaptureMode saved;
+	bool relaxed = relax(&saved);
+	CUresult r = CU(cuModuleLoadData)(mod, image);
+	restore(relaxed, saved);
+	return r;
+}

@@ -57,6 +57,7 @@
 	X(cuStreamBeginCapture, 10010)      \
 	X(cuStreamEndCapture, 10000)        \
 	X(cuStreamIsCapturing, 10000)       \
+	X(cuThreadExchangeStreamCaptureMode, 10010) \
 	X(cuGraphInstantiateWithFlags, 11040) \
 	X(cuGraphLaunch, 10000)             \
 	X(cuGraphExecDestroy, 10000)        \
@@ -81,6 +82,19 @@ fz_status rt_driver_load(const char **msg);
  * loading libcuda. Must come before anything loads the driver; false if
  * something already did. */
 bool rt_driver_install(const RtCu *table);
+
+/* cuMemAlloc and cuModuleLoadData that a caller's stream capture survives.
+ * A run allocates its scratch and loads its kernels at its first launch at
+ * new sizes, and that launch may be the first on a stream someone is
+ * capturing (the Python package keeps a run per stream, so under
+ * torch.cuda.graph it is). Under a capture begun in the global or
+ * thread-local mode (torch's default) such calls are prohibited and end the
+ * capture in an error; the driver lets a library switch its thread to the
+ * relaxed mode for them (cuThreadExchangeStreamCaptureMode), as PyTorch's
+ * own allocator does. What they make belongs to the run or the context and
+ * outlives the graph's replays. */
+CUresult rt_mem_alloc(CUdeviceptr *p, size_t bytes);
+CUresult rt_module_load(CUmodule *mod, const void *image);
 
 /* The status a failed driver call maps to (out of memory, no device, ...). */
 fz_status rt_cu_status(CUresult r);

@@ -209,7 +209,7 @@ static fz_status load_module(fz_context *ctx, fz_program *p, const char *src, Rt
 		fz_status s = get_image(ctx, p, src, key, attempt > 0, &image, &len, &from_disk, err);
 		if (s != FZ_OK)
 			return s;
-		r = CU(cuModuleLoadData)(&mod, image);
+		r = rt_module_load(&mod, image);
 		free(image);
 		if (r == CUDA_SUCCESS || !from_disk)
 			break;

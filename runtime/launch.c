@@ -436,7 +436,7 @@ static fz_status ensure_buffer(fz_run *r, CUdeviceptr *buf, size_t *cap, size_t 
 		*buf = 0;
 		*cap = 0;
 	}
-	CUresult res = CU(cuMemAlloc)(buf, bytes);
+	CUresult res = rt_mem_alloc(buf, bytes);
 	if (res != CUDA_SUCCESS) {
 		*buf = 0;
 		return cu_fail(r, res, what);
@@ -736,7 +736,7 @@ static fz_status alloc_scratch(fz_run *r, RtSizePlan *sp)
 	for (int i = 0; i < sp->nlaunches; i++)
 		total += align_up(sp->launches[i].ws_bytes);
 	CUresult res = CUDA_SUCCESS;
-	if (s == FZ_OK && total > 0 && (res = CU(cuMemAlloc)(&sp->scratch, total)) != CUDA_SUCCESS)
+	if (s == FZ_OK && total > 0 && (res = rt_mem_alloc(&sp->scratch, total)) != CUDA_SUCCESS)
 		s = cu_fail(r, res, "allocating temporaries (cuMemAlloc)");
 	if (s == FZ_OK && sp->scratch) {
 		for (int t = 0; t < r->plan->ntemps; t++)

@@ -117,6 +117,7 @@ static CUresult eventDestroy(CUevent e) { return 0; }
 static CUresult beginCapture(CUstream s, CUstreamCaptureMode m) { return CUDA_ERROR_NOT_SUPPORTED; }
 static CUresult endCapture(CUstream s, CUgraph *g) { *g = NULL; return CUDA_ERROR_NOT_SUPPORTED; }
 static CUresult isCapturing(CUstream s, CUstreamCaptureStatus *st) { *st = CU_STREAM_CAPTURE_STATUS_NONE; return 0; }
+static CUresult exchangeCaptureMode(CUstreamCaptureMode *m) { *m = CU_STREAM_CAPTURE_MODE_GLOBAL; return 0; }
 static CUresult graphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long f) { return CUDA_ERROR_NOT_SUPPORTED; }
 static CUresult graphLaunch(CUgraphExec e, CUstream s) { return CUDA_ERROR_NOT_SUPPORTED; }
 static CUresult graphExecDestroy(CUgraphExec e) { return 0; }
@@ -143,7 +144,9 @@ static const struct {
 	{"cuEventCreate", (void *)eventCreate}, {"cuEventRecord", (void *)eventRecord},
 	{"cuEventElapsedTime", (void *)eventElapsed}, {"cuEventDestroy", (void *)eventDestroy},
 	{"cuStreamBeginCapture", (void *)beginCapture}, {"cuStreamEndCapture", (void *)endCapture},
-	{"cuStreamIsCapturing", (void *)isCapturing}, {"cuGraphInstantiateWithFlags", (void *)graphInstantiate},
+	{"cuStreamIsCapturing", (void *)isCapturing},
+	{"cuThreadExchangeStreamCaptureMode", (void *)exchangeCaptureMode},
+	{"cuGraphInstantiateWithFlags", (void *)graphInstantiate},
 	{"cuGraphLaunch", (void *)graphLaunch}, {"cuGraphExecDestroy", (void *)graphExecDestroy},
 	{"cuGraphDestroy", (void *)graphDestroy}, {"cuPointerGetAttribute", (void *)pointerGetAttribute},
 };

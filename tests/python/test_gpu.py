@@ -90,6 +90,25 @@ def test_runs_on_torchs_current_stream_without_synchronising(cuda):
     assert set(sig.calls) == {side.cuda_stream, torch.cuda.default_stream().cuda_stream}
 
 
+@pytest.mark.parametrize("fuse", [True, False])
+def test_first_call_inside_a_cuda_graph_capture(cuda, fuse):
+    # torch.cuda.graph captures on a stream of its own, where the program has
+    # no run yet: the run's first launch allocates its scratch (the split
+    # rows' workspace fused, the temporaries per-op) inside the capture,
+    # which must go on; the graph then replays on new inputs
+    torch = cuda
+    prog = fusec.compile("in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", fuse=fuse)
+    x = torch.randn(2, 1 << 20, device="cuda")
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = prog(x)
+    x.copy_(torch.randn_like(x))
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y.double(), torch.softmax(x.double(), -1), rtol=1e-5, atol=1e-12)
+
+
 def test_out_writes_into_given_tensors(cuda):
     torch = cuda
     prog = fusec.compile("in x: f32[B, N]\nout s = sum(x)\nout y = x + 1\n")

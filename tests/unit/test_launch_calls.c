@@ -69,7 +69,8 @@ static struct {
 	FakeGraph graphs[MAX_OBJS], execs[MAX_OBJS];
 	CUstream capturing;      /* our capture in progress */
 	FakeGraph *capture;
-	CUstream user_capturing; /* a stream the "user" is capturing */
+	CUstream user_capturing; /* a stream the "user" is capturing (in the global mode) */
+	CUstreamCaptureMode mode; /* the thread's capture mode (0: global) */
 	bool fail_end_capture;
 	FakeOp ran[MAX_OPS];     /* what would have run, in order */
 	int nran;
@@ -170,6 +171,8 @@ static CUresult CUDAAPI f_cuModuleLoadData(CUmodule *m, const void *image)
 {
 	COUNT(cuModuleLoadData);
 	ck_assert_ptr_nonnull(image);
+	if (fake.user_capturing && fake.mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* as cuMemAlloc below */
 	*m = (CUmodule)(uintptr_t)(0x1000 + ++fake.live_modules);
 	return CUDA_SUCCESS;
 }
@@ -217,9 +220,13 @@ static CUresult CUDAAPI f_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CU
 	return CUDA_SUCCESS;
 }
 
+/* As the driver: an allocation while someone captures in the global mode
+ * is refused (and would end that capture), unless this thread is relaxed. */
 static CUresult CUDAAPI f_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
 	COUNT(cuMemAlloc);
+	if (fake.user_capturing && fake.mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	if (!fake.next_ptr)
 		fake.next_ptr = (CUdeviceptr)1 << 40;
 	*p = fake.next_ptr;
@@ -380,6 +387,15 @@ static CUresult CUDAAPI f_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus 
 	COUNT(cuStreamIsCapturing);
 	bool on = s && (s == fake.capturing || s == fake.user_capturing);
 	*st = on ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m)
+{
+	COUNT(cuThreadExchangeStreamCaptureMode);
+	CUstreamCaptureMode old = fake.mode;
+	fake.mode = *m;
+	*m = old;
 	return CUDA_SUCCESS;
 }
 
@@ -643,8 +659,9 @@ START_TEST(automatic_graph_after_stable_bindings)
 		for (int i = 0; i < GRAPH_AFTER - 1; i++) {
 			int n = launch_calls(r);
 			/* a rebinding drops the graph captured with the old values; the
-			 * first launch loads the kernel (cuModuleLoadData, cuModuleGetFunction) */
-			ck_assert_int_eq(n, 2 + (round == 1 && i == 0) + 2 * (round == 0 && i == 0));
+			 * first launch loads the kernel (cuModuleLoadData between two
+			 * cuThreadExchangeStreamCaptureMode, cuModuleGetFunction) */
+			ck_assert_int_eq(n, 2 + (round == 1 && i == 0) + 4 * (round == 0 && i == 0));
 			check_asbr_op(i, x, Z, 0.5f, false);
 		}
 		ck_assert_int_eq(calls[F_cuGraphExecDestroy], round);
@@ -727,6 +744,33 @@ START_TEST(automatic_not_while_stream_captured)
 	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
 	check_asbr_op(31, X, Z, 0.5f, false);
 	ck_assert_int_eq(calls[F_cuGraphLaunch], 1);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
+/* A run's first launch inside the caller's capture (torch.cuda.graph on a
+ * stream the run has not launched on) loads its kernels and allocates its
+ * scratch with the thread relaxed, so the capture goes on, and restores the
+ * thread's mode after each. */
+START_TEST(first_launch_inside_a_capture_allocates)
+{
+	fz_program *p = compile(asbr_src, 0); /* per-op: temporaries between its kernels */
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	CUstream user = (CUstream)(uintptr_t)0x7770;
+	ck_assert_int_eq(fz_run_set_stream(r, user), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	fake.user_capturing = user;
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	ck_assert_int_eq(calls[F_cuMemAlloc], 1);
+	ck_assert_int_ge(calls[F_cuModuleLoadData], 1);
+	ck_assert_int_eq(calls[F_cuThreadExchangeStreamCaptureMode], 2 * (1 + calls[F_cuModuleLoadData]));
+	ck_assert_int_eq(fake.mode, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	ck_assert_int_eq(fake.nran, 4);
+	for (int i = 0; i < fake.nran; i++)
+		ck_assert(fake.ran[i].stream == user);
+	fake.user_capturing = NULL;
 	fz_run_destroy(r);
 	fz_program_destroy(p);
 }
@@ -1150,6 +1194,7 @@ int main(void)
 	tcase_add_test(tc, automatic_graph_after_stable_bindings);
 	tcase_add_test(tc, automatic_rotating_buffers_never_capture);
 	tcase_add_test(tc, automatic_not_while_stream_captured);
+	tcase_add_test(tc, first_launch_inside_a_capture_allocates);
 	tcase_add_test(tc, forced_graph_on_and_off);
 	tcase_add_test(tc, failed_capture_falls_back);
 	tcase_add_test(tc, per_op_and_sizes);
