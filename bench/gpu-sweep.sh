@@ -49,7 +49,10 @@ export PYTHONUNBUFFERED=1
 nvidia-smi >"$OUTDIR/gpu$TAG.txt" 2>&1
 
 rc=0
-timeout 560 "$PY" "$HERE/sweep.py" --fusec "$FUSEC" --out "$OUTDIR/sweep$TAG.json" "$@" \
+# fusec from Python, the figure compared with torch.compile: this tree's
+# package over this build's library.
+PYTHONPATH="$HERE/../python${PYTHONPATH:+:$PYTHONPATH}" FUSEC_LIBRARY=${FUSEC_LIBRARY:-$BUILD/libfusec.so} \
+	timeout 560 "$PY" "$HERE/sweep.py" --fusec "$FUSEC" --out "$OUTDIR/sweep$TAG.json" "$@" \
 	>"$OUTDIR/sweep$TAG.log" 2>&1 || rc=$?
 if [ ! -f "$OUTDIR/sweep$TAG.json" ]; then
 	tail -n 30 "$OUTDIR/sweep$TAG.log"

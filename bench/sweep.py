@@ -11,18 +11,24 @@ input read once, every output written once), so that every large point is a
 bandwidth measurement; a separate small set of launch-bound shapes measures
 the time per call. For every point, in one process on one GPU:
 
-  fusec          `fusec bench --json` (fused; per-op too, as a check), one
+  fusec          the program called from Python through the package on the
+                 same inputs as torch.compile, timed by the same harness
+                 (run.Ctx.device_us, below): the figure the comparison uses
+  fusec bench    `fusec bench --json` (fused; per-op too, as a check), one
                  process per point (it binds one set of dims), all sharing
-                 the run's kernel cache
+                 the run's kernel cache; CUDA events around each call, which
+                 adds the launch's latency to every call (1 to 3 us on the
+                 H200: a tenth of a 64 MiB point), so it is shown beside the
+                 comparison, not in it
   torch.compile  torch.compile(fn, dynamic=False) after torch._dynamo.reset(),
                  timed as device time: its calls over input copies past
                  4x the L2 replayed from a CUDA graph (run.Ctx.device_us)
   floor          the minimum bytes over the device-to-device copy bandwidth
                  that torch measures at the start and the end of the run
 
-No point reports a fast wrong answer unnoticed: torch.compile's outputs are
-compared at every point with the same function run in float64 (rounded to
-the storage dtype); fusec's
+No point reports a fast wrong answer unnoticed: torch.compile's outputs and
+fusec's (from Python) are compared at every point with the same function run
+in float64 (rounded to the storage dtype); fusec's
 fused outputs with its per-op outputs at every point (what `fusec bench`
 compares); and at a few points of every family (the narrowest, the first odd
 one, the widest, every launch-bound one) `fusec run` on the torch inputs,
@@ -574,9 +580,31 @@ def measure_torch(ctx, fam, fn, p, rec):
     torch.cuda.empty_cache()
 
 
+def measure_python(ctx, fam, fn, p, rec):
+    """The program called from Python on torch.compile's inputs (the same
+    seed), timed as torch.compile is, its outputs against float64."""
+    torch = ctx.torch
+    prog = ctx.package.compile_file(os.path.join(ROOT, fam["program"]))
+    inputs = make_inputs(torch, fam, p["dims"], ctx.args.seed)
+    outs = as_tuple(prog(**inputs))
+    res = {"us": ctx.device_us(prog, inputs)}
+    if p["launch_bound"]:
+        res["host_us_per_call"], res["wall_us_per_call"] = ctx.per_call(lambda: prog(**inputs),
+                                                                        ctx.args.per_call_n)
+    rec["results"]["fusec_py"] = res
+    if not overflows(fam, p) and not ctx.args.no_check:
+        res["rel_err"], bad = compare(torch, outs, reference(torch, fn, inputs, p["dtype"]),
+                                      run.TOLERANCE[p["dtype"]], "fusec (Python)")
+        rec["errors"] += bad
+    del inputs, outs
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+
+
 def measure_point(ctx, fns, p, deadline, log):
-    """torch.compile, then fusec bench, then fusec run where the point is
-    checked; a failure of one is an error of the point, not of the others."""
+    """torch.compile, fusec from Python, then fusec bench, then fusec run
+    where the point is checked; a failure of one is an error of the point,
+    not of the others."""
     fam = family(p["family"], p["dtype"])
     fn = fns[fam["torch"]]
     rec = dict(p, results={}, errors=[])
@@ -586,6 +614,12 @@ def measure_point(ctx, fns, p, deadline, log):
     except Exception as e:  # a torch.compile failure is a finding, not the end of the point
         rec["errors"].append("torch.compile: %s: %s" % (type(e).__name__, e))
         ctx.torch.cuda.empty_cache()
+    if ctx.package is not None:
+        try:
+            measure_python(ctx, fam, fn, p, rec)
+        except Exception as e:  # the other systems' figures stay
+            rec["errors"].append("fusec (Python): %s: %s" % (type(e).__name__, e))
+            ctx.torch.cuda.empty_cache()
     timeout = int(max(10, min(ctx.args.fusec_timeout, deadline - time.perf_counter())))
     raw = run_fusec_bench(ctx.args, p, timeout, log)
     rec["fusec_raw"] = raw
@@ -717,6 +751,11 @@ def main(argv):
 
     def log(msg):
         print("[%6.1fs] %s" % (time.perf_counter() - ctx.t_start, msg), flush=True)
+
+    os.environ[run.CACHE_ENV] = args.cache_dir  # the package's JIT shares fusec bench's cache
+    ctx.package = run.python_package(log)
+    if ctx.package is None:
+        log("the comparison falls back to fusec bench's times (CUDA events around each call)")
 
     doc = {"meta": run.environment(torch, triton), "points": [], "not_run": [],
            "plan": {"points": len(plan()), "part": "%d/%d" % args.part, "quick": args.quick,

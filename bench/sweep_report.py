@@ -28,6 +28,9 @@ import report  # noqa: E402  (number formats, the markers' update)
 
 # The issue's targets: % of the floor at every large point, by dtype.
 TARGET = {"f32": 90.0, "f16": 85.0, "bf16": 85.0}
+# "fusec" is the figure compared with torch.compile: fusec called from Python
+# and timed by torch.compile's own harness (sweep.py's fusec_py), or, in a
+# run without the package, fusec bench's.
 SYSTEMS = [("fusec", "fusec", "#1f77b4"), ("compiled", "torch.compile", "#2ca02c")]
 
 BEGIN = "<!-- sweep:begin"
@@ -69,7 +72,15 @@ def load(paths):
 # ---- reading a point ---------------------------------------------------------------------------
 
 def res(p, system):
-    return p.get("results", {}).get(system) or {}
+    r = p.get("results", {})
+    if system == "fusec" and (r.get("fusec_py") or {}).get("us"):
+        return r["fusec_py"]
+    return r.get(system) or {}
+
+
+def bench_res(p):
+    """fusec bench's own figures (CUDA events around each call)."""
+    return p.get("results", {}).get("fusec") or {}
 
 
 def pct(p, system):
@@ -177,23 +188,26 @@ def summary(doc):
 # ---- the tables -------------------------------------------------------------------------------------
 
 def check_cell(p):
-    """'ok' or 'FAIL', with fusec run's error to float64 where it ran."""
+    """'ok' or 'FAIL', with the errors to float64 of fusec from Python and
+    of fusec run, where they were measured."""
     c = p.get("fusec_check") or {}
+    py = p.get("results", {}).get("fusec_py") or {}
     s = "FAIL" if p.get("errors") else "ok"
+    s += ", py %s" % fmt_err(py["rel_err"]) if py.get("rel_err") is not None else ""
     s += ", run %s" % fmt_err(c["rel_err"]) if c.get("rel_err") is not None else ""
     return s + ("; per-op and torch not compared: %s" % p["not_checked"] if p.get("not_checked") else "")
 
 
 def large_table(doc):
     out = ["| family | dtype | shape | width | MB | floor µs | fusec µs | fusec % floor | torch.compile µs | "
-           "torch.compile % floor | fusec / torch.compile | checks |",
-           "| --- " * 12 + "|"]
+           "torch.compile % floor | fusec / torch.compile | fusec bench µs | checks |",
+           "| --- " * 13 + "|"]
     for p in large(doc):
-        out.append("| %s | %s | %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %s | %s | %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             p["family"], p["dtype"], shape(p), p["width"], p["min_bytes"] / 1e6, report.fmt_us(p.get("floor_us")),
             report.fmt_us(res(p, "fusec").get("us")), report.fmt_pct(pct(p, "fusec")),
             report.fmt_us(res(p, "compiled").get("us")), report.fmt_pct(pct(p, "compiled")),
-            fmt_ratio(ratio(p)), check_cell(p)))
+            fmt_ratio(ratio(p)), report.fmt_us(bench_res(p).get("us")), check_cell(p)))
     return "\n".join(out)
 
 
@@ -201,19 +215,23 @@ def small_table(doc):
     lb = [p for p in doc["points"] if p.get("launch_bound")]
     if not lb:
         return ""
-    out = ["Device median, then the time per call of back-to-back calls: 'wall' until the GPU is done, "
-           "'host' to submit them; fusec also replaying a CUDA graph, PyTorch without graphs.", "",
-           "| family | dtype | shape | fusec µs | fusec wall | fusec host | fusec graph wall | "
-           "torch.compile µs | torch.compile wall | torch.compile host | fusec / torch.compile wall | checks |",
-           "| --- " * 12 + "|"]
+    out = ["Device time per call (as for the large points), then the time per call of back-to-back calls from "
+           "Python: 'wall' until the GPU is done, 'host' to submit them, PyTorch without graphs; then fusec "
+           "bench's: its device median (events around each call), and its wall per call from C, launching "
+           "kernel by kernel and replaying a CUDA graph.", "",
+           "| family | dtype | shape | fusec µs | fusec wall | fusec host | "
+           "torch.compile µs | torch.compile wall | torch.compile host | fusec / torch.compile wall | "
+           "fusec bench µs | fusec bench wall | fusec bench graph wall | checks |",
+           "| --- " * 14 + "|"]
     for p in lb:
-        f, c = res(p, "fusec"), res(p, "compiled")
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        f, c, b = res(p, "fusec"), res(p, "compiled"), bench_res(p)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             p["family"], p["dtype"], shape(p), report.fmt_us(f.get("us")),
             report.fmt_us(f.get("wall_us_per_call")), report.fmt_us(f.get("host_us_per_call")),
-            report.fmt_us(f.get("graph_wall_us_per_call")),
             report.fmt_us(c.get("us")), report.fmt_us(c.get("wall_us_per_call")),
-            report.fmt_us(c.get("host_us_per_call")), fmt_ratio(wall_ratio(p)), check_cell(p)))
+            report.fmt_us(c.get("host_us_per_call")), fmt_ratio(wall_ratio(p)), report.fmt_us(b.get("us")),
+            report.fmt_us(b.get("wall_us_per_call")), report.fmt_us(b.get("graph_wall_us_per_call")),
+            check_cell(p)))
     return "\n".join(out)
 
 
@@ -242,11 +260,13 @@ def errors(doc):
 def render(doc, command=None):
     parts = [header(doc, command), "", "### Summary", "", summary(doc), "",
              "### Large points (64 MiB or more each)", "",
-             "Median µs and % of the floor (minimum bytes over the copy bandwidth of the same run). fusec: "
-             "`fusec bench`, CUDA events, buffer sets rotated past the L2; torch.compile: "
-             "a CUDA graph of calls over input copies past 4x the L2, replayed (device time, no host time; median per call). Checks: "
-             "torch.compile against float64 and fusec fused against per-op at every point, `fusec run` "
-             "against float64 where a relative error is given.", "",
+             "Median µs and % of the floor (minimum bytes over the copy bandwidth of the same run). fusec and "
+             "torch.compile are timed alike: the program called from Python (fusec's package, torch.compile's "
+             "function) on the same inputs, its calls over input copies past 4x the L2 captured in a CUDA "
+             "graph and replayed (device time, no host time; median per call). 'fusec bench µs': `fusec "
+             "bench`, CUDA events around each call, buffer sets rotated past the L2 (each call pays the "
+             "launch's latency). Checks: torch.compile and fusec from Python ('py') against float64, and fusec "
+             "fused against per-op, at every point; `fusec run` against float64 where 'run' is given.", "",
              large_table(doc)]
     for title, body in (("### Launch-bound points", small_table(doc)),
                         ("### Errors and failed checks", errors(doc))):
