@@ -15,6 +15,8 @@
  * the entry's compile-time class, 1, 2 or 4 (up to the register path's
  * rk; for halves 1 or 2: row_plan.c's tile_kmax): a row of 7 f32 takes one
  * thread of 2 chunks, not 4 (whose dead elements would be computed too).
+ * Entries of 16 elements a thread copy their inputs in with cp.async, every
+ * piece of a thread in flight at once (tile_async).
  *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
@@ -57,6 +59,15 @@ static void tile_prologue(RowK *R, CgW *w)
 	}
 }
 
+/* Whether the entry copies its inputs in with cp.async (fz_tin_async): where
+ * a thread holds 16 elements or more. Measured on the H200 (docs/
+ * performance.md, "Short and odd rows"): softmax f32 66053x127 33.4 -> 30.3
+ * us, layernorm f32 270600x31 31.9 -> 28.5, softmax f16 132105x127 47.2 ->
+ * 45.7; but at 8 elements a thread (f32 rows of up to 8, a thread each:
+ * two pieces of 16 bytes or fewer, which fz_tin already has in flight at
+ * once) softmax f32 1198373x7 31.3 -> 32.4. */
+static bool tile_async(const RowK *R) { return R->K * R->vec >= 16; }
+
 /* The block's rows: their span fz_tb .. fz_te-1 of each staged input copied
  * into its tile; each staged stream's row there (fz_tr<i>); the row's
  * registers. */
@@ -64,6 +75,7 @@ static void tile_row_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
+	bool async = tile_async(R);
 	cw_line(w, "// the block's rows, one span of each stream, staged in shared memory");
 	cw_line(w, "const long long fz_tb = fz_rb * fz_n, fz_te = (fz_rb + blockDim.y < fz_rows ? fz_rb + blockDim.y : "
 	           "fz_rows) * fz_n;");
@@ -72,10 +84,12 @@ static void tile_row_head(RowK *R, CgW *w)
 		const char *name = cg_param_name(c, i);
 		cw_line(w, "const int fz_o%d = fz_toff<%d>(%s, fz_tb);", i, R->vec, name);
 		if (R->k->params[i].kind == PARAM_IN)
-			cw_line(w, "fz_tin<%d>(fz_t%d, %s, fz_tb, fz_te, fz_o%d);", R->vec, i, name, i);
+			cw_line(w, "fz_tin%s<%d>(fz_t%d, %s, fz_tb, fz_te, fz_o%d);", async ? "_async" : "", R->vec, i, name, i);
 		cw_line(w, "%s *fz_tr%d = fz_t%d + fz_o%d + (int)threadIdx.y * (int)fz_n;",
 		        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, i, i);
 	}
+	if (async)
+		cw_line(w, "fz_tin_wait();");
 	cw_line(w, "__syncthreads();");
 	/* the other streams (column operands, masks of another layout): their
 	 * chunks are aligned where the row's start is */
