@@ -577,6 +577,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (lean && reg && rp->masked)
 		bound = "FZ_MASKED_ROW";
+	else if (reg && rp->masked && row_masked_half(R))
+		bound = "FZ_MASKED_HALF_ROW";
 	else if (lean && !tile)
 		bound = "FZ_LEAN_ROW";
 	cg_entry_signature(c, bound);

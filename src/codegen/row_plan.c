@@ -450,6 +450,16 @@ static int tile_kmax(const RowK *R)
 	return R->rk < k ? R->rk : k;
 }
 
+/* Per-element streams: inputs and outputs with the row's last axis. */
+static int row_streams(const RowK *R)
+{
+	const Kernel *k = R->k;
+	int streams = 0;
+	for (int i = 0; i < k->nparams; i++)
+		streams += (k->params[i].kind == PARAM_IN || k->params[i].kind == PARAM_OUT) && row_is_colv(R, k->params[i].node);
+	return streams;
+}
+
 /* The entries' __launch_bounds__: 1024 threads (64 registers each) only for
  * lean kernels, which is what a 1024-thread block a row needs (the longest
  * rows cached in one block); 512 (128 registers) otherwise, so that wide
@@ -458,9 +468,7 @@ static int max_threads(RowK *R)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	int streams = 0;
-	for (int i = 0; i < k->nparams; i++)
-		streams += (k->params[i].kind == PARAM_IN || k->params[i].kind == PARAM_OUT) && row_is_colv(R, k->params[i].node);
+	int streams = row_streams(R);
 	bool heavy = false;
 	for (int i = 0; i < k->nnodes; i++)
 		heavy |= row_is_colv(R, k->nodes[i]) && cg_long_math((Op)c->g->nodes[k->nodes[i]].op);
@@ -470,6 +478,20 @@ static int max_threads(RowK *R)
 	if (R->rk > 0 && streams <= 4 && !heavy)
 		return reg_elems(R) > 16 ? 512 : 1024;
 	return R->vec <= 4 && streams <= 2 && !heavy ? 1024 : 512;
+}
+
+/* The masked class of rows of halves (32 elements a thread, bound to 512
+ * threads) in kernels of up to 4 streams without long math: 72 registers
+ * (FZ_MASKED_HALF_ROW), not the bound's 128. ptxas gave them 87-105, so 5
+ * blocks of 128 threads an SM; at 72, 7. Measured on the H200 (docs/
+ * performance.md, "Short and odd rows"): softmax f16 16761x1001 51.2 ->
+ * 43.2 us, layernorm bf16 16760x1001 60.6 -> 57.6, softmax f16 4094x4099
+ * 53.9 -> 51.8; at 64 they spill more and gain less. Not the others: 5
+ * streams spill 180 bytes at 72 (add_rmsnorm bf16 1846x4545 31.8 -> 41.5),
+ * long math 12 (bias_gelu_residual_layernorm 8191x1001 63.0 -> 65.1). */
+bool row_masked_half(const RowK *R)
+{
+	return R->vec >= 8 && R->rk > 0 && row_streams(R) <= 4 && !R->c->info->heavy;
 }
 
 /* The leaves the register path copies a row ahead into shared memory (its

@@ -124,6 +124,8 @@ bool row_pf_here(const RowK *R, NodeId id);
 bool row_is_stream(const RowK *R, int i);
 /* The TILE path: parameter i's tile (its index in CgKernelInfo.tile_param), or -1. */
 int row_tile_of(const RowK *R, int i);
+/* The register path's masked class of halves bound to 72 registers (FZ_MASKED_HALF_ROW)? */
+bool row_masked_half(const RowK *R);
 
 /* ---- row_emit.c ------------------------------------------------------------ */
 

@@ -154,12 +154,17 @@ struct alignas(16) fz_a16 { unsigned w[4]; };
 // class of the same kernels (rows of any length) spills at 48 and takes 56: 4
 // blocks of 288 an SM instead of 3 at 64 (H200: softmax 2047x4099 34.0 -> 31.1
 // us, rmsnorm 31.4 -> 28.7, layernorm 2046x4099 42.2 -> 38.9).
+// The masked class of rows of halves (512-thread entries) takes 72, not 128: 7
+// blocks of 128 an SM instead of 5 (H200: softmax f16 16761x1001 51.2 -> 43.2
+// us, layernorm bf16 16760x1001 60.6 -> 57.6; row_plan.c says which kernels).
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
 #define FZ_LEAN_ROW __maxnreg__(48)
 #define FZ_MASKED_ROW __maxnreg__(56)
+#define FZ_MASKED_HALF_ROW __maxnreg__(72)
 #else
 #define FZ_LEAN_ROW __launch_bounds__(1024)
 #define FZ_MASKED_ROW __launch_bounds__(1024)
+#define FZ_MASKED_HALF_ROW __launch_bounds__(512)
 #endif
 // Row kernels. A group of blockDim.x threads works on one row (or one segment
 // of it): a power of two up to a warp, or whole warps; fz_reduce combines their
