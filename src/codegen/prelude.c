@@ -464,6 +464,18 @@ static const char pre_divr[] =
 	"\tif ((fabsf(q) >= 0x1p-62f) & (fabsf(q) < 0x1p62f))\n"
 	"\t\treturn q1;\n"
 	"\treturn x == 0.0f && r == r ? q : fz_div_ieee(x, d);\n"
+	"}\n"
+	"// The same without the slow path: fz_divr's result wherever it takes no call\n"
+	"// (zeros too), else `slow` is set and the caller runs the chunk again through\n"
+	"// fz_divr_call (a call: inlined, the compiler kept this run's tests for that\n"
+	"// one, two more instructions an element). No branch an element.\n"
+	"__device__ __noinline__ float fz_divr_call(float x, float d, float r) { return fz_divr(x, d, r); }\n"
+	"__device__ __forceinline__ float fz_divq(float x, float d, float r, bool &slow)\n"
+	"{\n"
+	"\tconst float q = __fmul_rn(x, r), q1 = __fmaf_rn(__fmaf_rn(-d, q, x), r, q);\n"
+	"\tconst bool in = (fabsf(q) >= 0x1p-62f) & (fabsf(q) < 0x1p62f);\n"
+	"\tslow |= !in & !((x == 0.0f) & (r == r));\n"
+	"\treturn in ? q1 : q;\n"
 	"}\n";
 
 static const char pre_reg[] =

@@ -58,13 +58,22 @@ static void emit_recips(RowK *R, const Closure *m)
 	}
 }
 
+/* How a chunk's divisions by a value of the row are written. */
+typedef enum {
+	DIV_CHECKED, /* fz_divr: each element checked, the IEEE division's slow path inline */
+	DIV_FAST,    /* fz_divq: no slow path, the chunk flagged (fz_dx) for a second run */
+	DIV_AGAIN,   /* fz_divr_call: that second run */
+} DivMode;
+
 /* One line computing node id inside a chunk's u-loop. */
-static bool emit_node(RowK *R, NodeId id)
+static bool emit_node(RowK *R, NodeId id, DivMode div)
 {
 	Cg *c = R->c;
 	const Node *n = &c->g->nodes[id];
-	const char *e = row_div(R, n) ? arena_printf(c->a, "fz_divr(%s, %s, fz_rc%d)", cg_value(c, n->args[0]),
-	                                             cg_value(c, n->args[1]), n->args[1])
+	static const char *const fn[] = {"fz_divr(%s, %s, fz_rc%d)", "fz_divq(%s, %s, fz_rc%d, fz_dx)",
+	                                 "fz_divr_call(%s, %s, fz_rc%d)"};
+	const char *e = row_div(R, n) ? arena_printf(c->a, fn[div], cg_value(c, n->args[0]), cg_value(c, n->args[1]),
+	                                             n->args[1])
 	                              : cg_node_expr(c, id);
 	if (!e)
 		return false;
@@ -108,11 +117,14 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 }
 
 /* The register path accumulates a chunk's V values into partials p<red>
- * (declared before its u-loop, open = true), then adds them to the
- * accumulators (open = false): with one select for the chunk where a chunk
- * is all in the row or all past it, unchecked where each element was
- * (the masked entries: a partial of no element is the identity). */
-static void emit_partials(RowK *R, int q, bool open)
+ * (declared before its u-loop, PART_OPEN; set again before a chunk's second
+ * run, PART_AGAIN), then adds them to the accumulators (PART_CLOSE): with
+ * one select for the chunk where a chunk is all in the row or all past it,
+ * unchecked where each element was (the masked entries: a partial of no
+ * element is the identity). */
+typedef enum { PART_OPEN, PART_AGAIN, PART_CLOSE } PartStep;
+
+static void emit_partials(RowK *R, int q, PartStep step)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -124,7 +136,9 @@ static void emit_partials(RowK *R, int q, bool open)
 		const char *op = cg_acc_op(&c->g->nodes[red]);
 		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
 			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
-		if (open)
+		if (step == PART_AGAIN)
+			cw_line(R->w, "p%d = %s;", red, id);
+		else if (step == PART_OPEN)
 			cw_line(R->w, "%s p%d = %s;", t, red, id);
 		else if (R->path->masked)
 			cw_line(R->w, "a%d = %s::f(a%d, p%d);", red, op, red, red);
@@ -133,37 +147,78 @@ static void emit_partials(RowK *R, int q, bool open)
 	}
 }
 
+/* The u-loop over a chunk's V elements: pass q's values, its reductions'
+ * accumulation, and the values kept in arrays (keep[i]: target t[i]). */
+static bool emit_u_loop(RowK *R, int q, const Closure *m, const NodeId *t, int nt, const bool *keep, bool reg,
+                        DivMode div)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	cw_unroll(w);
+	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+	for (int i = 0; i < m->ncomp; i++)
+		if (!emit_node(R, m->comp[i], div))
+			return false;
+	emit_accumulate(R, q, !reg ? ACC_CHECKED : R->path->masked ? ACC_MASKED : ACC_CHUNK);
+	for (int i = 0; i < nt; i++)
+		if (keep[i])
+			cw_line(w, "v%d[u] = %s;", t[i], cg_value(c, t[i]));
+	cw_close(w);
+	return true;
+}
+
+/* Does pass q divide by a value of the row (fz_divr)? */
+static bool has_row_div(const RowK *R, const Closure *m)
+{
+	for (int i = 0; i < m->ncomp; i++)
+		if (row_div(R, &R->c->g->nodes[m->comp[i]]))
+			return true;
+	return false;
+}
+
 bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg)
 {
 	Cg *c = R->c;
 	CgW *w = R->w;
 	int32_t arr = cg_new_stamp(c);
+	bool *keep = ARENA_ARRAY(c->a, bool, nt + 1);
 	/* arrays for the values stored or cached after the loop */
 	for (int i = 0; i < nt; i++) {
 		NodeId id = t[i];
-		bool keep = (row_is_colv(R, id) && c->ph[id] == q && row_param_of(R, id, PARAM_OUT) >= 0) ||
-		            row_slot_of(R, id) >= 0;
-		if (!keep || cg_is_leaf(c, id) || c->mark2[id] == arr)
+		bool k = (row_is_colv(R, id) && c->ph[id] == q && row_param_of(R, id, PARAM_OUT) >= 0) ||
+		         row_slot_of(R, id) >= 0;
+		if (!k || cg_is_leaf(c, id) || c->mark2[id] == arr)
 			continue;
 		c->mark2[id] = arr;
+		keep[i] = true;
 		cw_line(w, "%s v%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
 	}
-	if (reg)
-		emit_partials(R, q, true);
-	cw_unroll(w);
-	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
-	for (int i = 0; i < m->ncomp; i++)
-		if (!emit_node(R, m->comp[i]))
-			return false;
-	emit_accumulate(R, q, !reg ? ACC_CHECKED : R->path->masked ? ACC_MASKED : ACC_CHUNK);
 	for (int i = 0; i < nt; i++)
-		if (c->mark2[t[i]] == arr) {
-			c->mark2[t[i]] = 0;
-			cw_line(w, "v%d[u] = %s;", t[i], cg_value(c, t[i]));
-		}
-	cw_close(w);
+		c->mark2[t[i]] = 0;
+	/* the register path's class for rows of a multiple of V divides by the
+	 * row's value without the per-element slow path (no branch an element),
+	 * and runs the chunk again, each division checked, where one of its
+	 * quotients needs it. Measured on the H200 (docs/performance.md, "Short
+	 * and odd rows"): softmax f16 8192x4096 53.7 -> 49.9 us, masked_softmax
+	 * f16 4x16x256x1024 41.2 -> 36.6, f32 within 1%; but the masked class
+	 * lost (softmax f16 16761x1001 51.2 -> 54.6) and so did the staged rows
+	 * (softmax f32 66053x127 30.3 -> 31.5), which keep fz_divr. */
+	bool fast = reg && R->path->path == CG_PATH_REG && !R->path->masked && has_row_div(R, m);
 	if (reg)
-		emit_partials(R, q, false);
+		emit_partials(R, q, PART_OPEN);
+	if (fast)
+		cw_line(w, "bool fz_dx = false; /* a quotient of this chunk needs IEEE division's slow path */");
+	if (!emit_u_loop(R, q, m, t, nt, keep, reg, fast ? DIV_FAST : DIV_CHECKED))
+		return false;
+	if (fast) {
+		cw_open(w, "if (fz_dx)");
+		emit_partials(R, q, PART_AGAIN);
+		if (!emit_u_loop(R, q, m, t, nt, keep, reg, DIV_AGAIN))
+			return false;
+		cw_close(w);
+	}
+	if (reg)
+		emit_partials(R, q, PART_CLOSE);
 	return true;
 }
 
