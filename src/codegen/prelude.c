@@ -596,6 +596,63 @@ static const char pre_reg[] =
 	"#endif\n"
 	"}\n";
 
+static const char pre_rowcp[] =
+	"// The cached paths' first pass (ROW, SPLIT): a thread's chunks of a row are\n"
+	"// copied into its row cache before any is used, the whole of its share in\n"
+	"// flight at once (cp.async into shared memory: no registers held), not one\n"
+	"// chunk ahead of the one computed; the pass then reads them back as a later\n"
+	"// pass does. A thread reads back only what it copied, so it waits for its own\n"
+	"// copies (fz_rowcp_wait), never for the block. `c` is the cache at the\n"
+	"// thread's first chunk j of the row (or segment) at p, which ends at e; the\n"
+	"// chunks that reach outside 0 .. e-1 (the row's first and last), and every\n"
+	"// chunk where the stream is not aligned like the row's chunks (`vec`), go\n"
+	"// element by element after the others are issued (zero outside the row). A\n"
+	"// row cache in the workspace (`sh` false, rows too long for shared memory) is\n"
+	"// filled by plain loads (batched, they cost the entries 20 registers).\n"
+	"template <int B> __device__ __forceinline__ void fz_cpa(const void *d, const void *g)\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tunsigned a;\n"
+	"\tasm(\"{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }\" : \"=r\"(a) : \"l\"(d));\n"
+	"\tconst char *s = reinterpret_cast<const char *>(g);\n"
+	"\tif (B == 8)\n"
+	"\t\tasm volatile(\"cp.async.ca.shared.global [%0], [%1], 8;\" : : \"r\"(a), \"l\"(s) : \"memory\");\n"
+	"\telse if (B == 4)\n"
+	"\t\tasm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\" : : \"r\"(a), \"l\"(s) : \"memory\");\n"
+	"\telse\n"
+	"#pragma unroll\n"
+	"\t\tfor (int b = 0; b < B / 16; b++)\n"
+	"\t\t\tasm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" : : \"r\"(a + 16 * b), \"l\"(s + 16 * b) : \"memory\");\n"
+	"#endif\n"
+	"}\n"
+	"template <int V, class S>\n"
+	"__device__ __forceinline__ void fz_rowcp(S *__restrict__ c, const S *__restrict__ p, long long j, long long e,\n"
+	"                                      long long step, bool vec, bool sh)\n"
+	"{\n"
+	"\tconstexpr int B = (int)sizeof(S) * V;\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tif (sh && (B % 16 == 0 || B == 8 || B == 4)) {\n"
+	"\t\tfor (long long k = j; k < e; k += step)\n"
+	"\t\t\tif (vec && k >= 0 && k + V <= e)\n"
+	"\t\t\t\tfz_cpa<B>(c + (k - j), p + k);\n"
+	"\t} else\n"
+	"#endif\n"
+	"\t\tfor (long long k = j; k < e; k += step)\n"
+	"\t\t\tif (vec && k >= 0 && k + V <= e)\n"
+	"\t\t\t\t*reinterpret_cast<fz_vec<S, V> *>(c + (k - j)) = *reinterpret_cast<const fz_vec<S, V> *>(p + k);\n"
+	"\tfor (long long k = j; k < e; k += step)\n"
+	"\t\tif (!(vec && k >= 0 && k + V <= e))\n"
+	"#pragma unroll\n"
+	"\t\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\t\tc[k - j + u] = fz_inrow(k + u, e) ? p[k + u] : S();\n"
+	"}\n"
+	"__device__ __forceinline__ void fz_rowcp_wait()\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tasm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
+	"#endif\n"
+	"}\n";
+
 static const char pre_split[] =
 	"// Split rows: after a pass, the gridDim.y blocks of a row group publish\n"
 	"// their partial results (as bits) in the workspace, wait for each other (they\n"
@@ -872,6 +929,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_PW, pre_pw}, {CGH_BCAST, pre_bcast},
 		{CGH_ACC, pre_acc},       {CGH_ROW, pre_row},       {CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
 		{CGH_TILE, pre_tile},     {CGH_DIVR, pre_divr},
+		{CGH_ROWCP, pre_rowcp},
 	};
 	sb_puts(sb, pre_core);
 	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)

@@ -5,8 +5,9 @@
  * rows a block; more: a block a row) in chunks of V elements, each thread
  * the same chunks in every pass, so the row cache needs no barrier. The
  * first pass, the only one that reads the inputs from global memory when
- * the row is cached, keeps one chunk in flight ahead of the one it works
- * on. The row cache (row_plan.c decides what is in it) is in dynamic shared
+ * the row is cached, copies the thread's share of each cached input into
+ * the cache at once (cp.async: the whole row in flight), then reads it
+ * back; inputs it does not cache it loads a chunk ahead. The row cache (row_plan.c decides what is in it) is in dynamic shared
  * memory or in the workspace, where and at which offsets as cg_launch says
  * (fz_cws, fz_cstride, fz_so<s>): the same code either way. cg_launch takes
  * this path for rows the register path cannot hold.
@@ -93,6 +94,56 @@ static void emit_freads(RowK *R, const Closure *m, const char *at)
 	}
 }
 
+/* Pass 0 of a cached row copies the leaves the cache keeps as they are
+ * (in their storage type) straight into it, every chunk of the thread's
+ * share in flight at once (fz_rowcp), and reads them back: where the stream's
+ * chunks are the row's (aligned with the primary). Measured on the H200
+ * (docs/performance.md, "Long rows: the whole row in flight"): softmax f32
+ * 1024x32768 126.3 -> 102.9 us, f16 512x32768 56.5 -> 49.6, layernorm bf16
+ * 511x32768 54.3 -> 50.5; the one-chunk-ahead loads it replaces stay where
+ * nothing is cached. */
+static bool copied(const RowK *R, NodeId id, int q)
+{
+	return q == 0 && !R->stream && cg_is_leaf(R->c, id) && row_slot_of(R, id) >= 0 && R->aligned[R->c->pin[id]];
+}
+
+/* The copies of pass 0's copied leaves, before its chunk loop (`start`: the
+ * thread's first chunk; its place in the cache is fz_j). */
+static void emit_copies(RowK *R, const Closure *m, const char *start)
+{
+	Cg *c = R->c;
+	bool any = false;
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		if (!copied(R, id, 0))
+			continue;
+		int p = c->pin[id];
+		if (!any)
+			cw_line(R->w, "// the thread's chunks of the row into the row cache, all in flight at once");
+		any = true;
+		c->helpers |= CGH_ROWCP;
+		cw_line(R->w, "fz_rowcp<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_v%d, fz_cws < 0);", R->vec, id,
+		        row_ptr(R, p), start, p);
+	}
+	if (any)
+		cw_line(R->w, "fz_rowcp_wait();");
+}
+
+/* The copied leaves of a chunk, read back from the cache (as l<id>[0], the
+ * array pass 0's stores and cache writes name). */
+static void emit_copied_reads(RowK *R, const Closure *m, const char *at)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		if (!copied(R, id, 0))
+			continue;
+		cw_line(R->w, "%s l%d[1][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		cw_line(R->w, "fz_cld(l%d[0], fz_c%d + %s);", id, id, at);
+		c->vname[id] = arena_printf(c->a, "l%d[0][u]", id);
+	}
+}
+
 /* Pass 0 (every pass, without a row cache) keeps one chunk in flight:
  * l<id>[1] is loaded while l<id>[0] is used (`start`: the thread's first
  * chunk). */
@@ -101,7 +152,7 @@ static void emit_first_loads(RowK *R, const Closure *m, bool open, const char *s
 	Cg *c = R->c;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
-		if (!ahead(R, id, all))
+		if (!ahead(R, id, all) || copied(R, id, all ? 0 : 1))
 			continue;
 		const char *o = arena_printf(c->a, "l%d[1]", id);
 		if (!open) {
@@ -125,9 +176,13 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	/* without a row cache every pass loads its inputs: each keeps a chunk
 	 * of the row's streams in flight */
 	bool pipe = q == 0 || R->stream, all = q == 0;
+	if (q == 0)
+		emit_copies(R, m, start);
 	if (pipe)
 		emit_first_loads(R, m, false, start, all);
 	cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
+	if (q == 0)
+		emit_copied_reads(R, m, at);
 	if (pipe)
 		emit_first_loads(R, m, true, start, all);
 	if (!pipe || !all)
@@ -142,7 +197,7 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	}
 	for (int i = 0; i < R->ncached; i++) {
 		NodeId id = R->cached[i];
-		if (c->ph[id] == q)
+		if (c->ph[id] == q && !copied(R, id, q))
 			cw_line(w, "fz_cst(fz_c%d + %s, %s);", id, at, row_value_array(R, id, q));
 	}
 	cw_close(w);

@@ -605,6 +605,61 @@ template <class C, class S, int V, class I> __device__ __forceinline__ void fz_t
 		if (fz_inrow(j0 + u, n))
 			fz_out(t[j0 + u], o[u]);
 }
+// The cached paths' first pass (ROW, SPLIT): a thread's chunks of a row are
+// copied into its row cache before any is used, the whole of its share in
+// flight at once (cp.async into shared memory: no registers held), not one
+// chunk ahead of the one computed; the pass then reads them back as a later
+// pass does. A thread reads back only what it copied, so it waits for its own
+// copies (fz_rowcp_wait), never for the block. `c` is the cache at the
+// thread's first chunk j of the row (or segment) at p, which ends at e; the
+// chunks that reach outside 0 .. e-1 (the row's first and last), and every
+// chunk where the stream is not aligned like the row's chunks (`vec`), go
+// element by element after the others are issued (zero outside the row). A
+// row cache in the workspace (`sh` false, rows too long for shared memory) is
+// filled by plain loads (batched, they cost the entries 20 registers).
+template <int B> __device__ __forceinline__ void fz_cpa(const void *d, const void *g)
+{
+#if __CUDA_ARCH__ >= 800
+	unsigned a;
+	asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(d));
+	const char *s = reinterpret_cast<const char *>(g);
+	if (B == 8)
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" : : "r"(a), "l"(s) : "memory");
+	else if (B == 4)
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : "r"(a), "l"(s) : "memory");
+	else
+#pragma unroll
+		for (int b = 0; b < B / 16; b++)
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(a + 16 * b), "l"(s + 16 * b) : "memory");
+#endif
+}
+template <int V, class S>
+__device__ __forceinline__ void fz_rowcp(S *__restrict__ c, const S *__restrict__ p, long long j, long long e,
+                                      long long step, bool vec, bool sh)
+{
+	constexpr int B = (int)sizeof(S) * V;
+#if __CUDA_ARCH__ >= 800
+	if (sh && (B % 16 == 0 || B == 8 || B == 4)) {
+		for (long long k = j; k < e; k += step)
+			if (vec && k >= 0 && k + V <= e)
+				fz_cpa<B>(c + (k - j), p + k);
+	} else
+#endif
+		for (long long k = j; k < e; k += step)
+			if (vec && k >= 0 && k + V <= e)
+				*reinterpret_cast<fz_vec<S, V> *>(c + (k - j)) = *reinterpret_cast<const fz_vec<S, V> *>(p + k);
+	for (long long k = j; k < e; k += step)
+		if (!(vec && k >= 0 && k + V <= e))
+#pragma unroll
+			for (int u = 0; u < V; u++)
+				c[k - j + u] = fz_inrow(k + u, e) ? p[k + u] : S();
+}
+__device__ __forceinline__ void fz_rowcp_wait()
+{
+#if __CUDA_ARCH__ >= 800
+	asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+}
 // The ops that need their own function (their text is fusec's ir/sem.def,
 // which the CPU reference runs too). Integers wrap; division never traps.
 __device__ __forceinline__ float fz_rsqrt(float x)
@@ -846,17 +901,17 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
-			float l0[2][4];
-			fz_ldm(l0[1], in_x + fz_r0, fz_j - fz_s, fz_e, fz_v0);
+			// the thread's chunks of the row into the row cache, all in flight at once
+			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j - fz_s, fz_e, fz_step, fz_v0, fz_cws < 0);
+			fz_rowcp_wait();
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
-				fz_mv(l0[0], l0[1]);
-				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
+				float l0[1][4];
+				fz_cld(l0[0], fz_c0 + (j0 + fz_s));
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					if (fz_inrow(j0 + u, fz_e))
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
-				fz_cst(fz_c0 + (j0 + fz_s), l0[0]);
 			}
 		}
 		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
@@ -949,17 +1004,17 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
-			float l0[2][4];
-			fz_ldm(l0[1], in_x + fz_r0, fz_beg + fz_j, fz_e, fz_v0);
+			// the thread's chunks of the row into the row cache, all in flight at once
+			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_beg + fz_j, fz_e, fz_step, fz_v0, fz_cws < 0);
+			fz_rowcp_wait();
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				fz_mv(l0[0], l0[1]);
-				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
+				float l0[1][4];
+				fz_cld(l0[0], fz_c0 + (j0 - fz_beg));
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					if (fz_inrow(j0 + u, fz_e))
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
-				fz_cst(fz_c0 + (j0 - fz_beg), l0[0]);
 			}
 		}
 		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
