@@ -593,6 +593,13 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(ki->slot_bytes[0], 2);
 	ck_assert_int_eq(ki->vec, 8);
 	pipe_free(c);
+	/* a cast of an input is recomputed from it: rmsnorm bf16 caches x as
+	 * bf16 (2 bytes), not f32(x) (4) */
+	c = compile_mode("in x: bf16[R, C]\nin w: bf16[C]\nout y = bf16(x * rsqrt(mean(x * x) + 1e-6) * w)\n", true);
+	ki = &c->module.kinfo[0];
+	ck_assert_int_eq(ki->nslots, 1);
+	ck_assert_int_eq(ki->slot_bytes[0], 2);
+	pipe_free(c);
 	/* but not an exponential: softmax f16 caches x (2 bytes) and e (4) */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
 	ki = &c->module.kinfo[0];
