@@ -129,6 +129,7 @@ typedef enum CgRule {
 	CG_RULE_ROW_EMPTY,      /* ROW: rows of no elements (their per-row outputs) */
 	CG_RULE_ROW_LONG,       /* ROW: the row is longer than the register path holds */
 	CG_RULE_ROW_PREFETCH,   /* ROW: the register path's prefetch buffer would not fit */
+	CG_RULE_ROW_WIDE,       /* ROW: the register path would take more than 512 threads a row */
 	CG_RULE_ROW_GLOBAL,     /* ROW: many rows too long to cache in shared memory */
 	CG_RULE_SPLIT_FEW,      /* too few rows to fill the device */
 	CG_RULE_SPLIT_LONG,     /* rows too long for one block's shared memory */

@@ -58,6 +58,10 @@ struct CgKernelInfo {
 	int tile_kmax;                 /* row: most chunks a thread of the TILE path holds (its
 	                                  entries hold 1, 2, ... up to it) */
 	bool heavy;                    /* long math (tanh, erf, sin, pow, ...) per element */
+	bool colops;                   /* row: reads a column operand (a per-element input the
+	                                  rows share, such as layernorm's weight) */
+	bool rowcp;                    /* row: the cached paths' first pass copies an input into
+	                                  the row cache at once (row_loop.c) */
 	int pf_bytes;                  /* row: shared memory a thread of the REG path copies its
 	                                  next row's chunks into (0: no prefetch) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */

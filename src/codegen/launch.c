@@ -27,7 +27,8 @@
  *     of two taking 128 / G rows a block (shuffles only), a larger G whole
  *     warps, a block a row;
  *   - REG, the row in registers, for rows of at most rk chunks a thread of
- *     the group (and, where the kernel prefetches, a buffer that fits): no
+ *     the group (and, where the kernel prefetches, a buffer that fits; and
+ *     at most 512 threads unless the kernel reads a column operand): no
  *     row cache; with prefetch, as many blocks as are resident, each looping
  *     over rows. Rows of a multiple of V take the class `_reg<K>`, others
  *     the masked class `_reg<K>m`, whose chunks start at the row's alignment
@@ -340,6 +341,22 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
 	return z->n % ki->vec == 0 ? CG_RULE_REG : CG_RULE_REG_MASKED;
 }
 
+/* Rows the register path would hold in a group of more than 512 threads
+ * (lean kernels' rows of 8K-16K f32), more rows than SMs: rounds of one such
+ * row an SM (their blocks are bound to 48 or 56 registers, two do not fit),
+ * whose loads stop during each row's reductions and epilogue. The ROW path
+ * takes them instead where its first pass copies the row into the cache at
+ * once (rowcp): about 8 chunks a thread, several rows an SM. Not for kernels
+ * that read a column operand (a layernorm's weight): the general loop loads
+ * it through fz_ldc, a call a chunk. Measured on the H200 (docs/performance.md,
+ * "Long rows: the whole row in flight"): softmax f32 2048x12000 82.6 -> 66.0
+ * us, 839x10007 37.7 -> 30.7, 512x16384 31.3 -> 29.1, log_softmax f32
+ * 512x16384 30.2 -> 28.0; layernorm f32 511x16384 31.5 -> 41.2, so not there. */
+static bool wide_rule(const Sizes *z, int64_t G)
+{
+	return G > 512 && z->rows > z->sms && z->ki->rowcp && !z->ki->colops;
+}
+
 /* Where the row cache limits the blocks an SM holds, spread a row over more
  * threads: at least 1024 threads an SM keep enough loads in flight. */
 static int64_t widen(const Sizes *z, int64_t G, int64_t cb)
@@ -404,6 +421,11 @@ static void row_rules(const Sizes *z, Choice *ch)
 	bool few = z->rows * G < z->sms * z->tps / 2 && z->chunks >= 4 * (int64_t)z->tmax;
 	CgRule rule = reg_rule(z, G);
 	bool reg = rule == CG_RULE_REG || rule == CG_RULE_REG_MASKED;
+	if (reg && wide_rule(z, G)) {
+		reg = false;
+		rule = CG_RULE_ROW_WIDE;
+		G = min64(whole_warps(cdiv(z->chunks, 8)), z->tmax);
+	}
 	int64_t cb = reg ? 0 : cg_cache_layout(ki, seg_len(z->n, 1, ki->vec), NULL);
 	G = widen(z, G, cb);
 	bool too_long = ki->nslots > 0 && cb > z->optin;
@@ -550,13 +572,18 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 			return arena_printf(a, "Chosen for rows of one element: a block per 256 chunks of %d rows, a chunk a "
 			                       "thread.", V);
 		return "Chosen always: a block per 256 chunks, a chunk a thread.";
-	case CG_PATH_REG:
+	case CG_PATH_REG: {
+		/* wide_rule: past 512 threads a row, these rows take the row cache */
+		const char *unless = ki->max_threads > 512 && ki->rowcp && !ki->colops
+		                         ? "unless split, or past 512 threads a row (then the row cache)"
+		                         : "unless split";
 		if (e->masked)
 			return arena_printf(a, "Chosen for rows of other lengths, up to %d chunks of %d a thread of a group "
-			                       "counted from the row's alignment (%d a row), unless split.",
-			                    e->K, V, e->K * V * ki->max_threads - (V - 1));
+			                       "counted from the row's alignment (%d a row), %s.",
+			                    e->K, V, e->K * V * ki->max_threads - (V - 1), unless);
 		return arena_printf(a, "Chosen for rows of a positive multiple of %d elements, at most %d a thread of a "
-		                       "group (%d a row), unless split.", V, e->K * V, e->K * V * ki->max_threads);
+		                       "group (%d a row), %s.", V, e->K * V, e->K * V * ki->max_threads, unless);
+	}
 	case CG_PATH_ROW:
 		return "Chosen for the rows the register path cannot hold; the row cache in the workspace for many rows "
 		       "too long for shared memory.";

@@ -38,6 +38,10 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 	case CG_RULE_ROW_PREFETCH:
 		sb_puts(sb, "the register path's prefetch buffer would not fit in shared memory");
 		return;
+	case CG_RULE_ROW_WIDE:
+		sb_printf(sb, "%s = %lld would take the register path more than 512 threads a row (one row an SM): the row "
+		              "cache, %lld threads a row", N, n, G);
+		return;
 	case CG_RULE_ROW_GLOBAL:
 		sb_printf(sb, "many rows whose cache (%lld bytes) does not fit in a block's shared memory",
 		          (long long)l->cstride);

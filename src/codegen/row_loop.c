@@ -102,10 +102,7 @@ static void emit_freads(RowK *R, const Closure *m, const char *at)
  * 1024x32768 126.3 -> 102.9 us, f16 512x32768 56.5 -> 49.6, layernorm bf16
  * 511x32768 54.3 -> 50.5; the one-chunk-ahead loads it replaces stay where
  * nothing is cached. */
-static bool copied(const RowK *R, NodeId id, int q)
-{
-	return q == 0 && !R->stream && cg_is_leaf(R->c, id) && row_slot_of(R, id) >= 0 && R->aligned[R->c->pin[id]];
-}
+static bool copied(const RowK *R, NodeId id, int q) { return q == 0 && row_is_copied(R, id); }
 
 /* The copies of pass 0's copied leaves, before its chunk loop (`start`: the
  * thread's first chunk; its place in the cache is fz_j). */

@@ -426,6 +426,13 @@ static void plan_streams(RowK *R)
 		}
 }
 
+bool row_is_copied(const RowK *R, NodeId id)
+{
+	Cg *c = R->c;
+	return !R->stream && cg_is_leaf(c, id) && row_is_rowvar(R, id) && row_slot_of(R, id) >= 0 && c->pin[id] >= 0 &&
+	       R->aligned[c->pin[id]];
+}
+
 int row_tile_of(const RowK *R, int i)
 {
 	const struct CgKernelInfo *ki = R->c->info;
@@ -578,6 +585,8 @@ static void fill_info(RowK *R)
 		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !row_is_colv(R, k->params[i].node);
 		if (k->params[i].kind == PARAM_IN && row_is_stream(R, i) && R->roff[i])
 			c->info->in_bytes += (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);
+		c->info->colops |= k->params[i].kind == PARAM_IN && row_is_stream(R, i) && !R->roff[i];
+		c->info->rowcp |= k->params[i].kind == PARAM_IN && row_is_copied(R, k->params[i].node);
 	}
 	R->rk = c->info->rk = reg_chunks(R);
 	c->info->tile_kmax = tile_kmax(R);

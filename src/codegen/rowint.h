@@ -122,6 +122,9 @@ bool row_is_pf(const RowK *R, NodeId id);
 bool row_pf_here(const RowK *R, NodeId id);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);
+/* Is leaf id cached as it is, in a stream whose chunks are the row's: the
+ * cached paths' first pass copies it into the cache at once (row_loop.c)? */
+bool row_is_copied(const RowK *R, NodeId id);
 /* The TILE path: parameter i's tile (its index in CgKernelInfo.tile_param), or -1. */
 int row_tile_of(const RowK *R, int i);
 /* The register path's masked class of halves bound to 72 registers (FZ_MASKED_HALF_ROW)? */

@@ -511,10 +511,21 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(l.path, CG_PATH_ROW);
 	ck_assert_int_eq(l.rule, CG_RULE_ROW_LONG);
 	ck_assert_uint_eq(l.smem, 16388 * 4);
-	/* 16384: a block of 1024 a row, in registers (the limit) */
+	/* 16384: the register path would take 1024 threads a row (one row an
+	 * SM): the row cache instead, 8 chunks a thread, 64 KiB a block */
 	l = launch(c, 0, (int64_t[]){1024, 16384});
+	ck_assert_int_eq(l.path, CG_PATH_ROW);
+	ck_assert_int_eq(l.rule, CG_RULE_ROW_WIDE);
+	ck_assert_uint_eq(l.block[0], 512);
+	ck_assert_uint_eq(l.smem, 65536 + 16);
+	/* no more rows than SMs: each SM's one row in registers */
+	l = launch(c, 0, (int64_t[]){132, 16384});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert_uint_eq(l.block[0], 1024);
-	ck_assert_uint_eq(l.smem, 0);
+	/* 8192: 512 threads a row hold it in registers */
+	l = launch(c, 0, (int64_t[]){1024, 8192});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 512);
 	/* 32768: a block of 1024 a row, 128 KiB cached (and a chunk for a
 	 * misaligned start) */
 	l = launch(c, 0, (int64_t[]){1024, 32768});
@@ -583,6 +594,12 @@ START_TEST(row_cache_slots)
 	l = launch(c, 0, (int64_t[]){8192, 16383});
 	ck_assert_int_eq(l.path, CG_PATH_ROW);
 	ck_assert_uint_eq(l.smem, 16388 * 4);
+	/* it reads column operands (w, b): a row of 16384 stays in the registers
+	 * of 1024 threads */
+	ck_assert(ki->colops);
+	l = launch(c, 0, (int64_t[]){8192, 16384});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 1024);
 	pipe_free(c);
 	/* f16: x cached as f16 (2 bytes); xc = x - mu, one subtraction of a
 	 * cached value, is recomputed where it is read, not cached as f32 */
