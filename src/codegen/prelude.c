@@ -478,6 +478,39 @@ static const char pre_divr[] =
 	"\treturn in ? q1 : q;\n"
 	"}\n";
 
+static const char pre_cpa[] =
+	"// Asynchronous copies into shared memory (cp.async, sm_80+: no registers held\n"
+	"// while they fly) of B bytes: a 4 or 8-byte piece, or 16-byte pieces. The\n"
+	"// cached rows fill their cache with them (fz_rowcp), the tiles stage their\n"
+	"// inputs (fz_tin_async), and the rows in registers prefetch the same way\n"
+	"// (fz_pf, which writes the copy out itself: its branches, placed by the\n"
+	"// compiler around a call of this one, moved blocks of its PTX). A thread\n"
+	"// waits for its own copies (fz_cpa_wait); the \"memory\" clobbers keep its\n"
+	"// reads of shared memory on the right side of the copies.\n"
+	"template <int B> __device__ __forceinline__ void fz_cpa(const void *d, const void *g)\n"
+	"{\n"
+	"\tstatic_assert(B == 4 || B == 8 || B % 16 == 0, \"cp.async copies 4, 8 or 16 bytes\");\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tunsigned a;\n"
+	"\tasm(\"{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }\" : \"=r\"(a) : \"l\"(d));\n"
+	"\tconst char *s = reinterpret_cast<const char *>(g);\n"
+	"\tif (B == 8)\n"
+	"\t\tasm volatile(\"cp.async.ca.shared.global [%0], [%1], 8;\" : : \"r\"(a), \"l\"(s) : \"memory\");\n"
+	"\telse if (B == 4)\n"
+	"\t\tasm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\" : : \"r\"(a), \"l\"(s) : \"memory\");\n"
+	"\telse\n"
+	"#pragma unroll\n"
+	"\t\tfor (int b = 0; b < B / 16; b++)\n"
+	"\t\t\tasm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" : : \"r\"(a + 16 * b), \"l\"(s + 16 * b) : \"memory\");\n"
+	"#endif\n"
+	"}\n"
+	"__device__ __forceinline__ void fz_cpa_wait()\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tasm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
+	"#endif\n"
+	"}\n";
+
 static const char pre_reg[] =
 	"// Rows held in registers: a whole vector of a row whose length is a multiple\n"
 	"// of V (no per-element bounds checks), 32-bit offsets. Element by element where\n"
@@ -588,12 +621,6 @@ static const char pre_reg[] =
 	"#pragma unroll\n"
 	"\tfor (int u = 0; u < V; u++)\n"
 	"\t\td[u] = fz_inrow(j0 + u, n) ? p[j0 + u] : S();\n"
-	"}\n"
-	"__device__ __forceinline__ void fz_pf_wait()\n"
-	"{\n"
-	"#if __CUDA_ARCH__ >= 800\n"
-	"\tasm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
-	"#endif\n"
 	"}\n";
 
 static const char pre_rowcp[] =
@@ -602,29 +629,13 @@ static const char pre_rowcp[] =
 	"// flight at once (cp.async into shared memory: no registers held), not one\n"
 	"// chunk ahead of the one computed; the pass then reads them back as a later\n"
 	"// pass does. A thread reads back only what it copied, so it waits for its own\n"
-	"// copies (fz_rowcp_wait), never for the block. `c` is the cache at the\n"
+	"// copies (fz_cpa_wait), never for the block. `c` is the cache at the\n"
 	"// thread's first chunk j of the row (or segment) at p, which ends at e; the\n"
 	"// chunks that reach outside 0 .. e-1 (the row's first and last), and every\n"
 	"// chunk where the stream is not aligned like the row's chunks (`vec`), go\n"
 	"// element by element after the others are issued (zero outside the row). A\n"
 	"// row cache in the workspace (`sh` false, rows too long for shared memory) is\n"
 	"// filled by plain loads (batched, they cost the entries 20 registers).\n"
-	"template <int B> __device__ __forceinline__ void fz_cpa(const void *d, const void *g)\n"
-	"{\n"
-	"#if __CUDA_ARCH__ >= 800\n"
-	"\tunsigned a;\n"
-	"\tasm(\"{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }\" : \"=r\"(a) : \"l\"(d));\n"
-	"\tconst char *s = reinterpret_cast<const char *>(g);\n"
-	"\tif (B == 8)\n"
-	"\t\tasm volatile(\"cp.async.ca.shared.global [%0], [%1], 8;\" : : \"r\"(a), \"l\"(s) : \"memory\");\n"
-	"\telse if (B == 4)\n"
-	"\t\tasm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\" : : \"r\"(a), \"l\"(s) : \"memory\");\n"
-	"\telse\n"
-	"#pragma unroll\n"
-	"\t\tfor (int b = 0; b < B / 16; b++)\n"
-	"\t\t\tasm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" : : \"r\"(a + 16 * b), \"l\"(s + 16 * b) : \"memory\");\n"
-	"#endif\n"
-	"}\n"
 	"template <int V, class S>\n"
 	"__device__ __forceinline__ void fz_rowcp(S *__restrict__ c, const S *__restrict__ p, long long j, long long e,\n"
 	"                                      long long step, bool vec, bool sh)\n"
@@ -645,12 +656,6 @@ static const char pre_rowcp[] =
 	"#pragma unroll\n"
 	"\t\t\tfor (int u = 0; u < V; u++)\n"
 	"\t\t\t\tc[k - j + u] = fz_inrow(k + u, e) ? p[k + u] : S();\n"
-	"}\n"
-	"__device__ __forceinline__ void fz_rowcp_wait()\n"
-	"{\n"
-	"#if __CUDA_ARCH__ >= 800\n"
-	"\tasm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
-	"#endif\n"
 	"}\n";
 
 static const char pre_split[] =
@@ -748,7 +753,7 @@ static const char pre_tile[] =
 	"// The same copy, its whole 16-byte pieces by cp.async (sm_80+): every piece of\n"
 	"// a thread in flight at once, in no registers, where fz_tin holds two at a\n"
 	"// time (H200: softmax f32 66053x127 33.4 -> 30.3 us, layernorm f16 541200x31\n"
-	"// 47.6 -> 46.0). fz_tin_wait, once all the block's streams are issued, before\n"
+	"// 47.6 -> 46.0). fz_cpa_wait, once all the block's streams are issued, before\n"
 	"// the block's barrier. Element by element at the span's ends; where a chunk is\n"
 	"// not 16 bytes (a stream wider than the narrowest), fz_tin.\n"
 	"template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, const S *__restrict__ p, long long b, long long e, int o)\n"
@@ -759,9 +764,7 @@ static const char pre_tile[] =
 	"\t\tfor (long long c = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < e; c += step) {\n"
 	"\t\t\tS *d = t + (c - ts);\n"
 	"\t\t\tif (c >= b && c + V <= e && fz_aligned(p + c, 16)) {\n"
-	"\t\t\t\tunsigned a;\n"
-	"\t\t\t\tasm(\"{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }\" : \"=r\"(a) : \"l\"(d));\n"
-	"\t\t\t\tasm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" : : \"r\"(a), \"l\"(p + c) : \"memory\");\n"
+	"\t\t\t\tfz_cpa<16>(d, p + c);\n"
 	"\t\t\t} else {\n"
 	"#pragma unroll\n"
 	"\t\t\t\tfor (int u = 0; u < V; u++)\n"
@@ -774,12 +777,7 @@ static const char pre_tile[] =
 	"#endif\n"
 	"\tfz_tin<V>(t, p, b, e, o);\n"
 	"}\n"
-	"__device__ __forceinline__ void fz_tin_wait()\n"
-	"{\n"
-	"#if __CUDA_ARCH__ >= 800\n"
-	"\tasm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
-	"#endif\n"
-	"}\n"
+
 	"template <int V, class S> __device__ __forceinline__ void fz_tout(S *__restrict__ p, const S *t, long long b, long long e, int o)\n"
 	"{\n"
 	"\tconst long long ts = b - o, nt = (long long)blockDim.x * blockDim.y;\n"
@@ -927,7 +925,8 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		const char *text;
 	} pieces[] = {
 		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_PW, pre_pw}, {CGH_BCAST, pre_bcast},
-		{CGH_ACC, pre_acc},       {CGH_ROW, pre_row},       {CGH_REG, pre_reg},     {CGH_SPLIT, pre_split},
+		{CGH_ACC, pre_acc},       {CGH_ROW, pre_row},       {CGH_CPA, pre_cpa},     {CGH_REG, pre_reg},
+		{CGH_SPLIT, pre_split},
 		{CGH_TILE, pre_tile},     {CGH_DIVR, pre_divr},
 		{CGH_ROWCP, pre_rowcp},
 	};

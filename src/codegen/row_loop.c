@@ -118,12 +118,12 @@ static void emit_copies(RowK *R, const Closure *m, const char *start)
 		if (!any)
 			cw_line(R->w, "// the thread's chunks of the row into the row cache, all in flight at once");
 		any = true;
-		c->helpers |= CGH_ROWCP;
+		c->helpers |= CGH_ROWCP | CGH_CPA;
 		cw_line(R->w, "fz_rowcp<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_v%d, fz_cws < 0);", R->vec, id,
 		        row_ptr(R, p), start, p);
 	}
 	if (any)
-		cw_line(R->w, "fz_rowcp_wait();");
+		cw_line(R->w, "fz_cpa_wait();");
 }
 
 /* The copied leaves of a chunk, read back from the cache (as l<id>[0], the

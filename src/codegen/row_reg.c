@@ -178,7 +178,7 @@ static void emit_prefetched(RowK *R)
 	cw_open(w, "if (fz_rb == (long long)blockIdx.x * blockDim.y)");
 	emit_pf_issue(R, "fz_r");
 	cw_close(w);
-	cw_line(w, "fz_pf_wait();");
+	cw_line(w, "fz_cpa_wait();");
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
 		if (row_pf_here(R, id))
@@ -287,7 +287,7 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 
 const RowPath row_reg_path = {
 	.path = CG_PATH_REG,
-	.helpers = CGH_REG,
+	.helpers = CGH_REG | CGH_CPA,
 	.args = reg_args,
 	.describe = reg_describe,
 	.prologue = reg_prologue,
@@ -302,7 +302,7 @@ const RowPath row_reg_path = {
 
 const RowPath row_regm_path = {
 	.path = CG_PATH_REG,
-	.helpers = CGH_REG,
+	.helpers = CGH_REG | CGH_CPA,
 	.args = reg_args,
 	.describe = reg_describe,
 	.prologue = reg_prologue,

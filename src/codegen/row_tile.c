@@ -89,7 +89,7 @@ static void tile_row_head(RowK *R, CgW *w)
 		        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, i, i);
 	}
 	if (async)
-		cw_line(w, "fz_tin_wait();");
+		cw_line(w, "fz_cpa_wait();");
 	cw_line(w, "__syncthreads();");
 	/* the other streams (column operands, masks of another layout): their
 	 * chunks are aligned where the row's start is */
@@ -117,7 +117,7 @@ static void tile_row_tail(RowK *R, CgW *w)
 
 const RowPath row_tile_path = {
 	.path = CG_PATH_TILE,
-	.helpers = CGH_TILE,
+	.helpers = CGH_TILE | CGH_CPA,
 	.args = tile_args,
 	.describe = tile_describe,
 	.prologue = tile_prologue,

@@ -336,6 +336,37 @@ __device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0,
 	for (int u = 0; u < V; u++)
 		o[u] = r.e[u];
 }
+// Asynchronous copies into shared memory (cp.async, sm_80+: no registers held
+// while they fly) of B bytes: a 4 or 8-byte piece, or 16-byte pieces. The
+// cached rows fill their cache with them (fz_rowcp), the tiles stage their
+// inputs (fz_tin_async), and the rows in registers prefetch the same way
+// (fz_pf, which writes the copy out itself: its branches, placed by the
+// compiler around a call of this one, moved blocks of its PTX). A thread
+// waits for its own copies (fz_cpa_wait); the "memory" clobbers keep its
+// reads of shared memory on the right side of the copies.
+template <int B> __device__ __forceinline__ void fz_cpa(const void *d, const void *g)
+{
+	static_assert(B == 4 || B == 8 || B % 16 == 0, "cp.async copies 4, 8 or 16 bytes");
+#if __CUDA_ARCH__ >= 800
+	unsigned a;
+	asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(d));
+	const char *s = reinterpret_cast<const char *>(g);
+	if (B == 8)
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" : : "r"(a), "l"(s) : "memory");
+	else if (B == 4)
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : "r"(a), "l"(s) : "memory");
+	else
+#pragma unroll
+		for (int b = 0; b < B / 16; b++)
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(a + 16 * b), "l"(s + 16 * b) : "memory");
+#endif
+}
+__device__ __forceinline__ void fz_cpa_wait()
+{
+#if __CUDA_ARCH__ >= 800
+	asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+}
 // Rows held in registers: a whole vector of a row whose length is a multiple
 // of V (no per-element bounds checks), 32-bit offsets. Element by element where
 // the launch's pointers are not aligned (rare): a call where `Call` says so (the
@@ -446,12 +477,6 @@ __device__ __forceinline__ void fz_pfm(S *d, const S *__restrict__ b, long long 
 	for (int u = 0; u < V; u++)
 		d[u] = fz_inrow(j0 + u, n) ? p[j0 + u] : S();
 }
-__device__ __forceinline__ void fz_pf_wait()
-{
-#if __CUDA_ARCH__ >= 800
-	asm volatile("cp.async.wait_all;" : : : "memory");
-#endif
-}
 // Split rows: after a pass, the gridDim.y blocks of a row group publish
 // their partial results (as bits) in the workspace, wait for each other (they
 // are co-resident: cooperative launch) and all combine them in the same
@@ -544,7 +569,7 @@ template <int V, class S> __device__ __forceinline__ void fz_tin(S *t, const S *
 // The same copy, its whole 16-byte pieces by cp.async (sm_80+): every piece of
 // a thread in flight at once, in no registers, where fz_tin holds two at a
 // time (H200: softmax f32 66053x127 33.4 -> 30.3 us, layernorm f16 541200x31
-// 47.6 -> 46.0). fz_tin_wait, once all the block's streams are issued, before
+// 47.6 -> 46.0). fz_cpa_wait, once all the block's streams are issued, before
 // the block's barrier. Element by element at the span's ends; where a chunk is
 // not 16 bytes (a stream wider than the narrowest), fz_tin.
 template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, const S *__restrict__ p, long long b, long long e, int o)
@@ -555,9 +580,7 @@ template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, con
 		for (long long c = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < e; c += step) {
 			S *d = t + (c - ts);
 			if (c >= b && c + V <= e && fz_aligned(p + c, 16)) {
-				unsigned a;
-				asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(d));
-				asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(a), "l"(p + c) : "memory");
+				fz_cpa<16>(d, p + c);
 			} else {
 #pragma unroll
 				for (int u = 0; u < V; u++)
@@ -569,12 +592,6 @@ template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, con
 	}
 #endif
 	fz_tin<V>(t, p, b, e, o);
-}
-__device__ __forceinline__ void fz_tin_wait()
-{
-#if __CUDA_ARCH__ >= 800
-	asm volatile("cp.async.wait_all;" : : : "memory");
-#endif
 }
 template <int V, class S> __device__ __forceinline__ void fz_tout(S *__restrict__ p, const S *t, long long b, long long e, int o)
 {
@@ -610,29 +627,13 @@ template <class C, class S, int V, class I> __device__ __forceinline__ void fz_t
 // flight at once (cp.async into shared memory: no registers held), not one
 // chunk ahead of the one computed; the pass then reads them back as a later
 // pass does. A thread reads back only what it copied, so it waits for its own
-// copies (fz_rowcp_wait), never for the block. `c` is the cache at the
+// copies (fz_cpa_wait), never for the block. `c` is the cache at the
 // thread's first chunk j of the row (or segment) at p, which ends at e; the
 // chunks that reach outside 0 .. e-1 (the row's first and last), and every
 // chunk where the stream is not aligned like the row's chunks (`vec`), go
 // element by element after the others are issued (zero outside the row). A
 // row cache in the workspace (`sh` false, rows too long for shared memory) is
 // filled by plain loads (batched, they cost the entries 20 registers).
-template <int B> __device__ __forceinline__ void fz_cpa(const void *d, const void *g)
-{
-#if __CUDA_ARCH__ >= 800
-	unsigned a;
-	asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(a) : "l"(d));
-	const char *s = reinterpret_cast<const char *>(g);
-	if (B == 8)
-		asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" : : "r"(a), "l"(s) : "memory");
-	else if (B == 4)
-		asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : "r"(a), "l"(s) : "memory");
-	else
-#pragma unroll
-		for (int b = 0; b < B / 16; b++)
-			asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" : : "r"(a + 16 * b), "l"(s + 16 * b) : "memory");
-#endif
-}
 template <int V, class S>
 __device__ __forceinline__ void fz_rowcp(S *__restrict__ c, const S *__restrict__ p, long long j, long long e,
                                       long long step, bool vec, bool sh)
@@ -653,12 +654,6 @@ __device__ __forceinline__ void fz_rowcp(S *__restrict__ c, const S *__restrict_
 #pragma unroll
 			for (int u = 0; u < V; u++)
 				c[k - j + u] = fz_inrow(k + u, e) ? p[k + u] : S();
-}
-__device__ __forceinline__ void fz_rowcp_wait()
-{
-#if __CUDA_ARCH__ >= 800
-	asm volatile("cp.async.wait_all;" : : : "memory");
-#endif
 }
 // The ops that need their own function (their text is fusec's ir/sem.def,
 // which the CPU reference runs too). Integers wrap; division never traps.
@@ -903,7 +898,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 		{
 			// the thread's chunks of the row into the row cache, all in flight at once
 			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j - fz_s, fz_e, fz_step, fz_v0, fz_cws < 0);
-			fz_rowcp_wait();
+			fz_cpa_wait();
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 + fz_s));
@@ -1006,7 +1001,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 		{
 			// the thread's chunks of the row into the row cache, all in flight at once
 			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_beg + fz_j, fz_e, fz_step, fz_v0, fz_cws < 0);
-			fz_rowcp_wait();
+			fz_cpa_wait();
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 - fz_beg));
@@ -1330,7 +1325,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 		float *fz_tr0 = fz_t0 + fz_o0 + (int)threadIdx.y * (int)fz_n;
 		const int fz_o3 = fz_toff<4>(out_y, fz_tb);
 		float *fz_tr3 = fz_t3 + fz_o3 + (int)threadIdx.y * (int)fz_n;
-		fz_tin_wait();
+		fz_cpa_wait();
 		__syncthreads();
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
