@@ -352,9 +352,11 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
  * "Long rows: the whole row in flight"): softmax f32 2048x12000 82.6 -> 66.0
  * us, 839x10007 37.7 -> 30.7, 512x16384 31.3 -> 29.1, log_softmax f32
  * 512x16384 30.2 -> 28.0; layernorm f32 511x16384 31.5 -> 41.2, so not there. */
+static bool wide_kernel(const struct CgKernelInfo *ki) { return ki->rowcp && !ki->colops; }
+
 static bool wide_rule(const Sizes *z, int64_t G)
 {
-	return G > 512 && z->rows > z->sms && z->ki->rowcp && !z->ki->colops;
+	return G > 512 && z->rows > z->sms && wide_kernel(z->ki);
 }
 
 /* Where the row cache limits the blocks an SM holds, spread a row over more
@@ -574,7 +576,7 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen always: a block per 256 chunks, a chunk a thread.";
 	case CG_PATH_REG: {
 		/* wide_rule: past 512 threads a row, these rows take the row cache */
-		const char *unless = ki->max_threads > 512 && ki->rowcp && !ki->colops
+		const char *unless = ki->max_threads > 512 && wide_kernel(ki)
 		                         ? "unless split, or past 512 threads a row (then the row cache)"
 		                         : "unless split";
 		if (e->masked)
