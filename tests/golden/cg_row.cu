@@ -537,6 +537,15 @@ template <int V, class S> __device__ __forceinline__ int fz_toff(const S *p, lon
 {
 	return (int)((unsigned long long)(p + b) / sizeof(S) % V);
 }
+// The elements of chunk c inside the span, one by one (its first and last).
+template <int V, class S>
+__device__ __forceinline__ void fz_tin_elems(S *d, const S *__restrict__ p, long long c, long long b, long long e)
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		if (c + u >= b && c + u < e)
+			d[u] = p[c + u];
+}
 // Two chunks a thread at a time, their loads issued before any store: a thread
 // has two 16-byte loads in flight, not one (four cost NVRTC 10 ms more).
 template <int V, class S> __device__ __forceinline__ void fz_tin(S *t, const S *__restrict__ p, long long b, long long e, int o)
@@ -558,10 +567,7 @@ template <int V, class S> __device__ __forceinline__ void fz_tin(S *t, const S *
 			if (c >= b && c + V <= e && fz_aligned(p + c, A)) {
 				*reinterpret_cast<fz_vec<S, V> *>(d) = v[i];
 			} else if (c < e) {
-#pragma unroll
-				for (int u = 0; u < V; u++)
-					if (c + u >= b && c + u < e)
-						d[u] = p[c + u];
+				fz_tin_elems<V>(d, p, c, b, e);
 			}
 		}
 	}
@@ -582,10 +588,7 @@ template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, con
 			if (c >= b && c + V <= e && fz_aligned(p + c, 16)) {
 				fz_cpa<16>(d, p + c);
 			} else {
-#pragma unroll
-				for (int u = 0; u < V; u++)
-					if (c + u >= b && c + u < e)
-						d[u] = p[c + u];
+				fz_tin_elems<V>(d, p, c, b, e);
 			}
 		}
 		return;
