@@ -56,6 +56,12 @@ SHAPES = [
     ("masked_softmax f16 4x16x256x1024", "bench/sweep/masked_softmax_f16.fz", "B=4 H=16 Q=256 K=1024"),
     ("masked_softmax f16 4x16x256x999", "bench/sweep/masked_softmax_f16.fz", "B=4 H=16 Q=256 K=999"),
     ("add_rmsnorm bf16 1846x4544", "bench/sweep/add_rmsnorm_bf16.fz", "T=1846 C=4544"),
+    # the cached split in rounds (docs/performance.md, "Split rows in rounds")
+    ("softmax f16 133x3000001", "examples/softmax_f16.fz", "B=133 N=3000001"),
+    ("softmax f32 17x1000001", "examples/softmax.fz", "B=17 N=1000001"),
+    ("softmax f32 33x500001", "examples/softmax.fz", "B=33 N=500001"),
+    ("layernorm bf16 33x1000001", "examples/layernorm_bf16.fz", "R=33 C=1000001"),
+    ("add_rmsnorm bf16 9x3000001", "bench/sweep/add_rmsnorm_bf16.fz", "T=9 C=3000001"),
 ]
 
 

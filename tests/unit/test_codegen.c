@@ -577,6 +577,48 @@ START_TEST(row_schedules_by_length)
 }
 END_TEST
 
+/* The cached split takes rows in rounds; each round's rows get every block
+ * the device holds, in the fewest rounds the cache allows, spread evenly. */
+START_TEST(split_rounds_fill_the_device)
+{
+	Compilation *c = compile_mode(softmax, true);
+	const int64_t cap = 132 * 2; /* two blocks of 512 an SM (the entry is bound to 1024) */
+	/* 17 rows of 1000001 f32 need 35 blocks a row to cache a segment (7
+	 * rows a round: 3 rounds); the same 3 rounds of 6 rows take 44 blocks
+	 * each, shorter segments */
+	CgLaunch l = launch(c, 0, (int64_t[]){17, 1000001});
+	ck_assert_int_eq(l.path, CG_PATH_SPLIT);
+	ck_assert_int_eq(l.cache, CG_CACHE_SHARED);
+	ck_assert_uint_eq(l.grid[0], 6);
+	ck_assert_uint_eq(l.grid[1], 44);
+	ck_assert_int_eq(l.seg, 22728);
+	/* every length and row count: each round takes every row its blocks
+	 * allow, and no row of a round leaves a block it could use (past two
+	 * chunks a thread a row gets no more) */
+	for (int64_t n = 100003; n <= 3000001; n += 300008)
+		for (int64_t rows = 1; rows <= 300; rows += 13) {
+			l = launch(c, 0, (int64_t[]){rows, n});
+			if (l.path != CG_PATH_SPLIT || c->module.entries[l.entry].stream)
+				continue;
+			int64_t k = l.grid[0], S = l.grid[1], rounds = (rows + k - 1) / k, smax = ((n + 3) / 4 + 1023) / 1024;
+			ck_assert_int_le(k * S, cap);
+			ck_assert_msg(k == (rows < cap / S ? rows : cap / S), "%lld x %lld: %lld rounds of %lld rows",
+			              (long long)rows, (long long)n, (long long)rounds, (long long)k);
+			ck_assert_msg(k * (S + 1) > cap || S >= smax, "%lld x %lld: %lld rows of %lld blocks leave blocks idle",
+			              (long long)rows, (long long)n, (long long)k, (long long)S);
+		}
+	pipe_free(c);
+	/* f16: 133 rows of 3000001 need 78 blocks a row (one row a round); the
+	 * round's row takes all 132 SMs */
+	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+	l = launch(c, 0, (int64_t[]){133, 3000001});
+	ck_assert_int_eq(l.path, CG_PATH_SPLIT);
+	ck_assert_uint_eq(l.grid[0], 1);
+	ck_assert_uint_eq(l.grid[1], 132);
+	pipe_free(c);
+}
+END_TEST
+
 START_TEST(row_cache_slots)
 {
 	/* layernorm: x is read again in pass 2, xc (derived) in the epilogue:
@@ -846,6 +888,7 @@ static Suite *codegen_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("launch");
 	tcase_add_test(t, row_schedules_by_length);
+	tcase_add_test(t, split_rounds_fill_the_device);
 	tcase_add_test(t, row_cache_slots);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
