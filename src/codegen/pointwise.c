@@ -105,9 +105,29 @@ static void emit_header(const Pw *pw, const Kernel *rowk)
 	c->helpers |= CGH_PW | (pw->rows ? CGH_ACC | CGH_MINMAX : 0); /* the reductions' functors */
 }
 
+/* The first broadcast input that reads the same elements as input i (the
+ * same runs of the same axes: a layernorm's weight and bias), whose offset
+ * i shares; i itself if none does. */
+static int offset_owner(const Pw *pw, int i)
+{
+	for (int j = 0; j < i; j++) {
+		const PwOpd *a = &pw->opd[j], *b = &pw->opd[i];
+		if (pw->k->params[j].kind != PARAM_IN || a->kind != OPD_BCAST || a->nruns != b->nruns)
+			continue;
+		bool same = true;
+		for (int r = 0; r < a->nruns && same; r++)
+			same = a->runs[r].lo == b->runs[r].lo && a->runs[r].hi == b->runs[r].hi &&
+			       a->runs[r].kept == b->runs[r].kept;
+		if (same)
+			return j;
+	}
+	return i;
+}
+
 /* Before the chunks: the element count, the scalar operands, the broadcast
- * operands' offsets (ext[i]: the extent of operand i's innermost run) and
- * the vector test (every full-shape pointer aligned). */
+ * operands' offsets (ext[i]: the extent of operand i's innermost run; one
+ * offset function for the operands that read the same elements) and the
+ * vector test (every full-shape pointer aligned). */
 static bool emit_prologue(const Pw *pw)
 {
 	Cg *c = pw->c;
@@ -142,9 +162,11 @@ static bool emit_prologue(const Pw *pw)
 			continue; /* a rank-0 output (of a rank-0 domain: one element) */
 		if (opd[i].kind == OPD_BCAST) {
 			c->helpers |= CGH_BCAST;
-			cw_line(w, "// %s broadcasts: %s in %s", name, ir_shape_str(c->a, c->g, n->rank, n->shape),
-			          ir_shape_str(c->a, c->g, k->rank, k->domain));
-			ext[i] = cg_offset_lambda(c, k, opd[i].runs, opd[i].nruns, arena_printf(c->a, "fz_o%d", i), w);
+			int o = offset_owner(pw, i);
+			cw_line(w, "// %s broadcasts: %s in %s%s", name, ir_shape_str(c->a, c->g, n->rank, n->shape),
+			        ir_shape_str(c->a, c->g, k->rank, k->domain),
+			        o < i ? arena_printf(c->a, ", read where %s is (fz_o%d)", cg_param_name(c, o), o) : "");
+			ext[i] = o < i ? ext[o] : cg_offset_lambda(c, k, opd[i].runs, opd[i].nruns, arena_printf(c->a, "fz_o%d", i), w);
 			continue;
 		}
 		sb_printf(&cond, "%sfz_aligned(%s, %d)", cond.len ? " && " : "", name, cg_vec_align(vec, (fz_dtype)n->dtype));
@@ -154,13 +176,16 @@ static bool emit_prologue(const Pw *pw)
 }
 
 /* The loads of the streamed inputs: of chunk fz_c (V elements a value), or,
- * with `one`, of element fz_i (arrays of one). */
+ * with `one`, of element fz_i (arrays of one). A broadcast input's chunk
+ * starts at its offset function's value (a division a run boundary), which
+ * the inputs reading the same elements compute once. */
 static void emit_loads(const Pw *pw, bool one)
 {
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
 	const PwOpd *opd = pw->opd;
 	int vec = pw->vec;
+	bool *offset_done = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_IN || opd[i].kind == OPD_SCALAR || c->pin[kp->node] != i)
@@ -169,17 +194,23 @@ static void emit_loads(const Pw *pw, bool one)
 		const char *name = cg_param_name(c, i), *type = cg_compute_type((fz_dtype)n->dtype);
 		bool full = opd[i].kind == OPD_FULL;
 		c->vname[kp->node] = arena_printf(c->a, "l%d[u]", kp->node);
+		int o = full ? i : offset_owner(pw, i);
 		if (one) {
-			const char *at = full ? "fz_i" : arena_printf(c->a, "fz_o%d(fz_i, fz_r, fz_div64())", i);
+			const char *at = full ? "fz_i" : arena_printf(c->a, "fz_o%d(fz_i, fz_r, fz_div64())", o);
 			cw_line(c->w, "const %s l%d[1] = {fz_in(%s[%s])};", type, kp->node, name, at);
 			continue;
+		}
+		if (!full && !offset_done[o]) {
+			cw_line(c->w, "long long fz_r%d;", o);
+			cw_line(c->w, "const long long fz_b%d = fz_o%d(fz_c * %d, fz_r%d, fz_div32());", o, o, vec, o);
+			offset_done[o] = true;
 		}
 		cw_line(c->w, "%s l%d[%d];", type, kp->node, vec);
 		if (full)
 			cw_line(c->w, "fz_ldv(l%d, %s, fz_c);", kp->node, name);
 		else
-			cw_line(c->w, "fz_ldb<%s>(l%d, %s, fz_c * %d, %s, fz_o%d);", opd[i].runs[0].kept ? "true" : "false",
-			        kp->node, name, vec, pw->ext[i], i);
+			cw_line(c->w, "fz_ldb<%s>(l%d, %s, fz_b%d, fz_r%d, %s, fz_c * %d, fz_o%d);",
+			        opd[i].runs[0].kept ? "true" : "false", kp->node, name, o, o, pw->ext[i], vec, o);
 	}
 }
 

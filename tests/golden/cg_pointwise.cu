@@ -148,14 +148,15 @@ struct fz_div64 {
 };
 // A broadcast operand of a pointwise kernel: element i of the index space
 // reads p[off(i, r, div)], r being the position of i in the operand's innermost
-// run of axes (of extent e). The whole chunk from i0 stays in that run when
-// r + V <= e: it is then contiguous in the operand (Contig) or one element of
-// it; a chunk crossing the run's end is loaded element by element.
+// run of axes (of extent e). The chunk from i0 starts at o0 = off(i0, r, ...),
+// computed by the caller (once for the operands that read the same elements).
+// The whole chunk stays in that run when r + V <= e: it is then contiguous in
+// the operand (Contig) or one element of it; a chunk crossing the run's end is
+// loaded element by element.
 template <bool Contig, class C, class S, int V, class F>
-__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long i0, long long e, F off)
+__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long o0, long long r, long long e,
+                                       long long i0, F off)
 {
-	long long r;
-	const long long o0 = off(i0, r, fz_div32());
 	if (r + V <= e && !Contig) {
 		const C v = fz_in(p[o0]);
 #pragma unroll
@@ -241,10 +242,14 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 	if (fz_c < fz_nv) {
 		float l0[8];
 		fz_ldv(l0, in_x, fz_c);
+		long long fz_r1;
+		const long long fz_b1 = fz_o1(fz_c * 8, fz_r1, fz_div32());
 		float l1[8];
-		fz_ldb<true>(l1, in_b, fz_c * 8, fz_o1_e0, fz_o1);
+		fz_ldb<true>(l1, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);
+		long long fz_r2;
+		const long long fz_b2 = fz_o2(fz_c * 8, fz_r2, fz_div32());
 		float l2[8];
-		fz_ldb<false>(l2, in_r, fz_c * 8, fz_o2_e0, fz_o2);
+		fz_ldb<false>(l2, in_r, fz_b2, fz_r2, fz_o2_e0, fz_c * 8, fz_o2);
 		float s8[8];
 		float s9[8];
 #pragma unroll

@@ -326,6 +326,29 @@ START_TEST(lines_commented)
 }
 END_TEST
 
+/* Broadcast operands that read the same elements share one offset
+ * function, computed once a chunk: a weight and a bias [C] over [T, C];
+ * a per-row operand [T, 1] has its own. */
+START_TEST(broadcast_offsets_shared)
+{
+	Compilation *c = compile_mode("in x: bf16[T, C]\nin w: bf16[C]\nin b: f32[C]\nin r: f32[T, 1]\n"
+	                              "out y = tanh(x) * w + b + r\n", true);
+	const char *src = c->module.source;
+	int lambdas = 0, chunk_offsets = 0;
+	for (const char *p = src; (p = strstr(p, "auto fz_o")); p++)
+		lambdas++;
+	for (const char *p = src; (p = strstr(p, "= fz_o")); p++)
+		chunk_offsets++;
+	ck_assert_int_eq(lambdas, 2); /* w's (b reads where w does) and r's */
+	ck_assert_int_eq(chunk_offsets, 2);
+	ck_assert_ptr_nonnull(strstr(src, "// in_b broadcasts: [C] in [T, C], read where in_w is (fz_o1)\n"));
+	ck_assert_ptr_nonnull(strstr(src, "fz_ldb<true>(l1, in_w, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);"));
+	ck_assert_ptr_nonnull(strstr(src, "fz_ldb<true>(l2, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);"));
+	ck_assert_ptr_nonnull(strstr(src, "fz_ldb<false>(l3, in_r, fz_b3, fz_r3, fz_o3_e0, fz_c * 8, fz_o3);"));
+	pipe_free(c);
+}
+END_TEST
+
 /* Only the prelude pieces a module uses are in it. */
 START_TEST(prelude_pieces)
 {
@@ -784,8 +807,8 @@ START_TEST(vector_conditions)
 	const char *s = c->module.source;
 	ck_assert_ptr_nonnull(
 		strstr(s, "const bool fz_vec = fz_aligned(in_x, 16) && fz_aligned(in_h, 16) && fz_aligned(out_y, 16);"));
-	ck_assert_ptr_nonnull(strstr(s, "fz_ldb<true>(l1, in_b, fz_c * 8, fz_o1_e0, fz_o1);"));
-	ck_assert_ptr_nonnull(strstr(s, "fz_ldb<false>(l2, in_r, fz_c * 8, fz_o2_e0, fz_o2);"));
+	ck_assert_ptr_nonnull(strstr(s, "fz_ldb<true>(l1, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);"));
+	ck_assert_ptr_nonnull(strstr(s, "fz_ldb<false>(l2, in_r, fz_b2, fz_r2, fz_o2_e0, fz_c * 8, fz_o2);"));
 	ck_assert_int_eq(c->module.kinfo[0].vec, 8);
 	pipe_free(c);
 	c = compile_mode(softmax, true);
@@ -882,6 +905,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, entries_and_arguments);
 	tcase_add_test(t, entries_compile_alone);
 	tcase_add_test(t, lines_commented);
+	tcase_add_test(t, broadcast_offsets_shared);
 	tcase_add_test(t, prelude_pieces);
 	tcase_add_test(t, literals);
 	tcase_add_test(t, deep_chain);

@@ -188,6 +188,10 @@ static const struct {
 	 * giving several grid-stride iterations and a partial chunk on the small grid */
 	{"grid_stride", "in x: f32[N]\nin y: f32[N]\nin h: f16[N]\nout a = gelu_tanh(x)\nout b = x * y + 1\n"
 	           "out c = f16(h * 2)\n", 1, {{2999}, {4100}}},
+	/* broadcast operands reading the same elements (w and b: one offset a
+	 * chunk) beside one of its own (r), chunks crossing a row's end */
+	{"shared_offsets", "in x: f32[T, C]\nin w: bf16[C]\nin b: f32[C]\nin r: f32[T, 1]\n"
+	                   "out y = tanh(0.5 * x) * w + b + r\nout z = bf16(x * w - b)\n", 2, {{3, 37}, {5, 64}}},
 	/* a scalar output, a constant output, an input as output */
 	{"odd_outputs", "in x: f32[N]\nin s: f32\nout a = s * 2\nout b = x\nout c = 3.5\nout d = x + s\n", 1,
 	 {{5}, {64}}},
