@@ -334,6 +334,15 @@ class SweepPlan(unittest.TestCase):
         for bad in ("0/2", "3/2", "1", "a/b"):
             self.assertRaises(Exception, sweep.parse_part, bad)
 
+    def test_ncu_points_checks_its_keys_first(self):
+        """bench/ncu_points.py names the keys it does not know before it
+        imports torch (so a typo costs no GPU time)."""
+        p = subprocess.run([sys.executable, os.path.join(HERE, "ncu_points.py"), "softmax-f32-8192x1024",
+                            "softmax-f32-1x1"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr.strip(), "ncu_points: unknown or no point keys: softmax-f32-1x1 "
+                         "(see bench/sweep.py --dry-run)")
+
     def test_dry_run(self):
         p = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--dry-run", "--part", "2/2",
                             "--fusec", "/nonexistent/fusec"], capture_output=True, text=True)
