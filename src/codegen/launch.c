@@ -315,7 +315,10 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 	 * can hold one (else a block a row with its cache in the workspace) */
 	if (S < 2 || (!few && cb > budget))
 		return false;
-	/* the rounds from a split rounded down (every row at once where they fit) */
+	/* Its geometry: the fewest blocks a row that fit, from cap / rows
+	 * rounded down this time (rounded up, 5 rows over 132 blocks would run
+	 * 4 and then 1), balanced over the rounds that leaves. The choice of
+	 * path above keeps the rounding it was measured with. */
 	int64_t Sfit = fit_split(z, min64(few && z->rows <= cap ? cap / z->rows : 1, smax), cap, budget);
 	S = min64(balance_split(z, Sfit > 2 ? Sfit : 2, cap, smax), 65535);
 	cb = cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL);
