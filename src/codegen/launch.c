@@ -261,15 +261,6 @@ static bool stream_rules(const Sizes *z, Choice *ch)
 	return true;
 }
 
-/* The smallest S from S0 up to cap whose segment's cache fits the budget
- * (cap if none does). */
-static int64_t fit_split(const Sizes *z, int64_t S, int64_t cap, int64_t budget)
-{
-	while (z->ki->nslots > 0 && S < cap && cg_cache_layout(z->ki, seg_len(z->n, S, z->ki->vec), NULL) > budget)
-		S++;
-	return S;
-}
-
 /* The cached split's blocks a row, once it is chosen: the rows go in rounds
  * of cap / S at once (the grid's x), a block of a round caching its
  * segment. Keep the fewest rounds the fitting split Sfit allows, spread
@@ -278,11 +269,10 @@ static int64_t fit_split(const Sizes *z, int64_t S, int64_t cap, int64_t budget)
  * same kernel, no more rounds, no longer segments (so the cache still
  * fits), and no SM idle that a row could use. Before, S stayed at Sfit:
  * softmax f16 133x3000001 took its rounds on 78 of 132 SMs, softmax f32
- * 17x1000003 in rounds of 7, 7 and 3 rows on 245 of 264 blocks, and few
- * rows took ceil(blocks / rows) blocks each, so 5 rows over 132 blocks ran
- * 4 and then 1 (the `_stream` entry, measured with both roundings: an
- * extra round of one row made softmax f32 9x1000003 81.2 us instead of
- * 53.0, docs/performance.md, "Split rows without a cache"). */
+ * 17x1000001 in rounds of 7, 7 and 3 rows on 245 of 264 blocks. Not timed
+ * yet (docs/performance.md, "Split rows in rounds"); what a round costs was
+ * measured on the `_stream` entry: an extra round of one row made softmax
+ * f32 9x1000003 81.2 us instead of 53.0 ("Split rows without a cache"). */
 static int64_t balance_split(const Sizes *z, int64_t Sfit, int64_t cap, int64_t smax)
 {
 	int64_t rounds = cdiv(z->rows, min64(z->rows, cap / Sfit));
@@ -301,8 +291,10 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 	bps = bps < 1 ? 1 : bps;
 	int64_t budget = min64(z->smem_sm / bps - z->per_block, z->optin);
 	int64_t cap = z->sms * bps, smax = cdiv(z->chunks, 2 * T); /* at least two chunks a thread */
-	int64_t S0 = min64(few ? cdiv(cap, z->rows) : 1, smax);
-	int64_t S = min64(min64(fit_split(z, S0, cap, budget), cap), 65535);
+	int64_t S = min64(few ? cdiv(cap, z->rows) : 1, smax), S0 = S;
+	while (ki->nslots > 0 && S < cap && cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL) > budget)
+		S++;
+	S = min64(min64(S, cap), 65535);
 	int64_t cb = cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL);
 	/* few rows the cache would take through the workspace, or in rounds:
 	 * one row each, or more while the inputs fit the L2 */
@@ -315,12 +307,7 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 	 * can hold one (else a block a row with its cache in the workspace) */
 	if (S < 2 || (!few && cb > budget))
 		return false;
-	/* Its geometry: the fewest blocks a row that fit, from cap / rows
-	 * rounded down this time (rounded up, 5 rows over 132 blocks would run
-	 * 4 and then 1), balanced over the rounds that leaves. The choice of
-	 * path above keeps the rounding it was measured with. */
-	int64_t Sfit = fit_split(z, min64(few && z->rows <= cap ? cap / z->rows : 1, smax), cap, budget);
-	S = min64(balance_split(z, Sfit > 2 ? Sfit : 2, cap, smax), 65535);
+	S = min64(balance_split(z, S, cap, smax), 65535);
 	cb = cg_cache_layout(ki, seg_len(z->n, S, ki->vec), NULL);
 	*ch = (Choice){.path = CG_PATH_SPLIT, .cache = cb <= budget ? CG_CACHE_SHARED : CG_CACHE_GLOBAL, .G = T, .R = 1,
 	               .S = S, .grid = min64(cap / S, z->rows), .rule = few ? CG_RULE_SPLIT_FEW : CG_RULE_SPLIT_LONG};
