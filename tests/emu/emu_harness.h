@@ -468,9 +468,15 @@ static bool run_kernel(Run *run, const Tensor *in, Bufs *b, int k)
 	const Kernel *kn = &run->c->plan.kernels[k];
 	CgLaunch l;
 	bool as_asked = plan_kernel(run, k, &l);
+	/* a stored output is also what later kernels read, as the runtime binds
+	 * it: also when this launch is empty and a later one is not (per op,
+	 * t = x * 2 of no elements, then sum(t) over rows of none) */
 	for (int j = 0; j < kn->nparams; j++)
-		if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0)
+		if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0) {
 			b->written[kn->params[j].output] = true;
+			if (!b->slot[kn->params[j].node])
+				b->slot[kn->params[j].node] = b->outp[kn->params[j].output];
+		}
 	if (l.empty)
 		return as_asked;
 	const CgEntry *e = &run->c->module.entries[l.entry];
@@ -485,10 +491,6 @@ static bool run_kernel(Run *run, const Tensor *in, Bufs *b, int k)
 	ck_assert_msg(rc == 0, "%s: %s deadlocked", run->what, e->symbol);
 	if (getenv("FUSEC_EMU_DUMP"))
 		dump_outputs(run, b, k, &l);
-	/* a stored output is also what later kernels read */
-	for (int j = 0; j < kn->nparams; j++)
-		if (kn->params[j].kind == PARAM_OUT && kn->params[j].output >= 0 && !b->slot[kn->params[j].node])
-			b->slot[kn->params[j].node] = b->outp[kn->params[j].output];
 	emu_buf_free(&ws);
 	free(args);
 	free(ptrs);
