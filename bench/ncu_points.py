@@ -12,8 +12,9 @@ ncu profiles (`--nvtx --nvtx-include`):
       --metrics gpu__time_duration.sum,sm__inst_executed.sum,... \\
       python3 bench/ncu_points.py KEY [KEY ...]
 
-Without ncu it runs the same calls (a smoke test of the points). Needs torch
-and the fusec package (PYTHONPATH=python FUSEC_LIBRARY=build/libfusec.so).
+Without ncu it makes the same calls and profiles nothing. Needs torch and
+the fusec package (PYTHONPATH=python FUSEC_LIBRARY=build/libfusec.so). Not
+yet run on a GPU: only its check of the keys is tested (bench/test_scripts.py).
 """
 
 import os
