@@ -22,11 +22,21 @@
 
 /* Options that only make compiles faster: --minimal leaves out NVRTC's
  * built-in headers (textures, the runtime API's types; nothing the
- * generated code uses), -Ofc=min makes the optimizer favour compile time
- * where it costs no run-time performance (register arrays stay in registers,
- * unrolling is kept). NVRTCs older than 12.8 reject them; then they are
- * dropped for the rest of the process. */
-#define FAST_OPTIONS "--minimal", "-Ofc=min"
+ * generated code uses). NVRTCs older than 12.8 reject it; then it is
+ * dropped for the rest of the process.
+ *
+ * Not -Ofc=min, NVRTC's fast-compile level, which fusec used until
+ * 2026-11-27: its NVVM stage leaves the row entries far more registers
+ * (add_rmsnorm bf16's 62 -> 108, a tile of softmax f16 40 -> 62), and so
+ * fewer blocks an SM. The full optimizer was faster at 26 of 54 shapes by
+ * more than 3% and slower at 5 (geometric mean 0.965; logsumexp 2097152x7
+ * 38.4 -> 29.9 us, layernorm bf16 16760x1001 58.6 -> 49.8), and with the
+ * register caps of the prelude raised where it spilled, layernorm 8192x4096
+ * 95.1 -> 95.8 instead of 115.6 (H100, docs/performance.md, "Compile
+ * options"). It costs compile time: softmax 4096x4096 225 -> 239 ms,
+ * layernorm 8192x4096 146 -> 168 (best of 10 here), about a quarter more
+ * over those 54 shapes on the GPU machine. */
+#define FAST_OPTIONS "--minimal"
 /* No FMA contraction: every +, -, *, / and sqrt is then rounded exactly as
  * the interpreter (and eager PyTorch, op by op) rounds it, so the GPU agrees
  * with the reference to the bit outside the math library, and tests can be

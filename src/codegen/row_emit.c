@@ -604,7 +604,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * H200 (docs/performance.md), inlined they gained 4-26% in the entries
 	 * bound to 512 threads (softmax f16 8192x4096 62.1 -> 53.8 us) and in
 	 * the masked class (f32 2047x4099 31.1 -> 29.0, f16 4094x4099 78.9 ->
-	 * 58.7), and lost 2-4% in the aligned entries bound to 48 registers
+	 * 58.7), and lost 2-4% in the aligned entries (then bound to 48 registers)
 	 * (layernorm 2047x4096 23.8 -> 24.7). The other paths were not measured
 	 * so and keep the call. */
 	bool lean = c->info->max_threads == 1024 && R->rk > 0;
@@ -619,10 +619,10 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	cg_entry_header(c, arena_printf(c->a, "rows of %s, %d pass%s over each row, then the epilogue",
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
 	                rp->describe(R));
-	/* 48 registers for lean kernels' entries; their masked class spills there
-	 * (layernorm's 16 bytes) and takes 56 (FZ_MASKED_ROW, measured against 48
-	 * and 64: docs/performance.md); staged rows, in registers the same way,
-	 * keep the 1024-thread bound (64: 56 was slower for bf16 tiles) */
+	/* 56 registers for lean kernels' entries and their masked class
+	 * (FZ_LEAN_ROW, FZ_MASKED_ROW: the prelude says why); staged rows, in
+	 * registers the same way, keep the 1024-thread bound (64: 56 was slower
+	 * for bf16 tiles) */
 	/* staged rows of halves hold 16 elements a thread (tile_kmax), as f32
 	 * tiles do: 64 registers, unless the kernel is heavy (at 128, layernorm
 	 * bf16's tiles took 96 and ran 2 blocks an SM instead of 4) */

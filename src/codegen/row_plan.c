@@ -503,14 +503,16 @@ static int max_threads(RowK *R)
 }
 
 /* The masked class of rows of halves (32 elements a thread, bound to 512
- * threads) in kernels of up to 4 streams without long math: 72 registers
+ * threads) in kernels of up to 4 streams without long math: 80 registers
  * (FZ_MASKED_HALF_ROW), not the bound's 128. ptxas gave them 87-105, so 5
- * blocks of 128 threads an SM; at 72, 7. Measured on the H200 (docs/
- * performance.md, "Short and odd rows"): softmax f16 16761x1001 51.2 ->
- * 43.2 us, layernorm bf16 16760x1001 60.6 -> 57.6, softmax f16 4094x4099
- * 53.9 -> 51.8; at 64 they spill more and gain less. Not the others: 5
- * streams spill 180 bytes at 72 (add_rmsnorm bf16 1846x4545 31.8 -> 41.5),
- * long math 12 (bias_gelu_residual_layernorm 8191x1001 63.0 -> 65.1). */
+ * blocks of 128 threads an SM; at 80, 6. Measured on the H200 at 72 under
+ * -Ofc=min (docs/performance.md, "Short and odd rows"): softmax f16
+ * 16761x1001 51.2 -> 43.2 us, layernorm bf16 16760x1001 60.6 -> 57.6,
+ * softmax f16 4094x4099 53.9 -> 51.8; at 64 they spill more and gain less.
+ * The full optimizer spills at 72 (the prelude says what it cost). Not the
+ * others: 5 streams spill 180 bytes at 72 (add_rmsnorm bf16 1846x4545 31.8
+ * -> 41.5), long math 12 (bias_gelu_residual_layernorm 8191x1001 63.0 ->
+ * 65.1). */
 bool row_masked_half(const RowK *R)
 {
 	return R->vec >= 8 && R->rk > 0 && row_streams(R) <= 4 && !R->c->info->heavy;

@@ -127,7 +127,7 @@ bool row_is_stream(const RowK *R, int i);
 bool row_is_copied(const RowK *R, NodeId id);
 /* The TILE path: parameter i's tile (its index in CgKernelInfo.tile_param), or -1. */
 int row_tile_of(const RowK *R, int i);
-/* The register path's masked class of halves bound to 72 registers (FZ_MASKED_HALF_ROW)? */
+/* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
 
 /* ---- row_emit.c ------------------------------------------------------------ */

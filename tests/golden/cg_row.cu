@@ -146,21 +146,22 @@ struct fz_min {
 	template <class T> __device__ __forceinline__ static T f(T a, T b) { return fz_minimum(a, b); }
 };
 struct alignas(16) fz_a16 { unsigned w[4]; };
-// Lean row entries (rows of f32 in registers, up to 1024 threads a block):
-// 48 registers a thread, so that 5 blocks of 256 fit an SM instead of 4
-// (measured on the H200: softmax 4096x4096 42.3 -> 39.8 us, layernorm
-// 8192x4096 73.2 -> 71.0; 40 spill and are slower). __maxnreg__ needs
-// NVRTC 12.4; older ones get the 1024-thread bound (64 registers). The masked
-// class of the same kernels (rows of any length) spills at 48 and takes 56: 4
-// blocks of 288 an SM instead of 3 at 64 (H200: softmax 2047x4099 34.0 -> 31.1
-// us, rmsnorm 31.4 -> 28.7, layernorm 2046x4099 42.2 -> 38.9).
-// The masked class of rows of halves (512-thread entries) takes 72, not 128: 7
-// blocks of 128 an SM instead of 5 (H200: softmax f16 16761x1001 51.2 -> 43.2
-// us, layernorm bf16 16760x1001 60.6 -> 57.6; row_plan.c says which kernels).
+// Register caps of row entries, below their thread bound's, so that more
+// blocks fit an SM; measured under NVRTC's full optimizer (nvrtc.c), which
+// spills more than -Ofc=min did at the caps before (48, 72). Lean entries (rows
+// of f32 in registers or a cache, up to 1024 threads a block) and their masked
+// class (rows of any length) take 56: 4 blocks of 288 an SM instead of 3 at 64
+// (H200, under -Ofc=min: softmax 2047x4099 34.0 -> 31.1 us, layernorm 2046x4099
+// 42.2 -> 38.9). At 48 (5 blocks of 256), layernorm's entry spills 54 bytes
+// (H100: 8192x4096 115.6 us against 95.8 at 56; softmax 4096x4096 50.1 against
+// 49.3). The masked class of rows of halves (512-thread entries) takes 80, not
+// 128: 6 blocks of 128 an SM instead of 4 (H100: softmax f16 4094x4099 57.2 us
+// at 72, 50.8 at 80, where it still spills 68 bytes; row_plan.c says which
+// kernels). __maxnreg__ needs NVRTC 12.4; older ones get the thread bound alone.
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
-#define FZ_LEAN_ROW __maxnreg__(48)
+#define FZ_LEAN_ROW __maxnreg__(56)
 #define FZ_MASKED_ROW __maxnreg__(56)
-#define FZ_MASKED_HALF_ROW __maxnreg__(72)
+#define FZ_MASKED_HALF_ROW __maxnreg__(80)
 #else
 #define FZ_LEAN_ROW __launch_bounds__(1024)
 #define FZ_MASKED_ROW __launch_bounds__(1024)
@@ -371,7 +372,7 @@ __device__ __forceinline__ void fz_cpa_wait()
 // of V (no per-element bounds checks), 32-bit offsets. Element by element where
 // the launch's pointers are not aligned (rare): a call where `Call` says so (the
 // entries bound to 512 threads: their code, so NVRTC's time, shrinks by a fifth),
-// inline in the lean entries, bound to 48 registers, where the call's register
+// inline in the lean entries, whose registers are capped, where the call's register
 // convention cost 2% (H200, docs/performance.md).
 template <class C, class S, int V>
 __device__ __noinline__ fz_vec<C, V> fz_ldr_part(const S *__restrict__ p, int j0)
