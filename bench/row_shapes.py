@@ -77,6 +77,13 @@ SHAPES = [
     ("silu_mul bf16 11184811", "bench/sweep/silu_mul_bf16.fz", "N=11184811"),
     ("swiglu bf16 1017x11008", "bench/sweep/swiglu_bf16.fz", "T=1017 H=11008"),
     ("adam f32 2400001", "examples/adam.fz", "N=2400001"),
+    # the general loops (row cache, split, stream): chunk masks, aligned column chunks inline
+    ("layernorm f32 63x131072", "examples/layernorm.fz", "R=63 C=131072"),
+    ("layernorm bf16 130x128256", "examples/layernorm_bf16.fz", "R=130 C=128256"),
+    ("layernorm f32 166x50257", "examples/layernorm.fz", "R=166 C=50257"),
+    ("softmax f32 839x10007", "examples/softmax.fz", "B=839 N=10007"),
+    ("rmsnorm f32 256x32768", "examples/rmsnorm.fz", "R=256 C=32768"),
+    ("layernorm f32 8x1000003", "examples/layernorm.fz", "R=8 C=1000003"),
     # the cached split in rounds (docs/performance.md, "Split rows in rounds")
     ("softmax f16 133x3000001", "examples/softmax_f16.fz", "B=133 N=3000001"),
     ("softmax f32 17x1000001", "examples/softmax.fz", "B=17 N=1000001"),

@@ -235,6 +235,16 @@ template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const
 // entry's code, so NVRTC's time, near the register path's.
 __device__ __forceinline__ bool fz_inrow(int i, int n) { return (unsigned)i < (unsigned)n; }
 __device__ __forceinline__ bool fz_inrow(long long i, long long n) { return (unsigned long long)i < (unsigned long long)n; }
+// The elements of the chunk j0 .. j0+V-1 (-V < j0 < n) that lie in 0 .. n-1, a
+// bit each: the general loops test a chunk's elements by it, a bit each, not
+// by a 64-bit add and compare each.
+template <int V> __device__ __forceinline__ unsigned fz_inmask(long long j0, long long n)
+{
+	static_assert(V < 32, "a bit an element");
+	const unsigned all = (1u << V) - 1;
+	const unsigned m = n - j0 >= V ? all : (1u << (unsigned)(n - j0)) - 1;
+	return j0 >= 0 ? m : m & (all << (unsigned)-j0);
+}
 template <class C, class S, int V, class I>
 __device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, I n)
 {
@@ -281,7 +291,9 @@ __device__ __forceinline__ void fz_stm(S *__restrict__ p, I j0, I n, bool vec, c
 // hold it, each word shifted into place (a select of the block's word and a
 // funnel shift of two), instead of V loads of one element. Element by element
 // where those blocks would reach outside p[0 .. n-1]. A call, not inlined (it
-// made layernorm's masked entry take 110 ms of NVRTC instead of 82).
+// made layernorm's masked entry take 110 ms of NVRTC instead of 82), but for
+// a chunk that is aligned already (every chunk of rows of a multiple of V
+// elements): one vector load, inline (fz_ldc).
 template <int B> struct alignas(B) fz_blk { unsigned w[B / 4]; };
 template <class C, class S, int V, class I>
 __device__ __noinline__ fz_vec<C, V> fz_ldc_chunk(const S *__restrict__ p, I j0, I n)
@@ -332,6 +344,10 @@ __device__ __noinline__ fz_vec<C, V> fz_ldc_chunk(const S *__restrict__ p, I j0,
 template <class C, class S, int V, class I>
 __device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0, I n)
 {
+	if (j0 >= 0 && j0 + V <= n && fz_aligned(p + j0, alignof(fz_vec<S, V>))) {
+		fz_unpack(o, *reinterpret_cast<const fz_vec<S, V> *>(p + j0)); /* rows of a multiple of V */
+		return;
+	}
 	const fz_vec<C, V> r = fz_ldc_chunk<C, S, V, I>(p, j0, n);
 #pragma unroll
 	for (int u = 0; u < V; u++)
@@ -906,9 +922,10 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 + fz_s));
+				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inrow(j0 + u, fz_e))
+					if (fz_inm >> u & 1u)
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
 			}
@@ -921,11 +938,12 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 + fz_s));
+				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inrow(j0 + u, fz_e))
+					if (fz_inm >> u & 1u)
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
 				}
 			}
@@ -1009,9 +1027,10 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 - fz_beg));
+				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inrow(j0 + u, fz_e))
+					if (fz_inm >> u & 1u)
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
 			}
@@ -1032,11 +1051,12 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 - fz_beg));
+				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inrow(j0 + u, fz_e))
+					if (fz_inm >> u & 1u)
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
 				}
 			}
@@ -1448,9 +1468,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				fz_mv(l0[0], l0[1]);
 				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
+				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inrow(j0 + u, fz_e))
+					if (fz_inm >> u & 1u)
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
 			}
@@ -1473,11 +1494,12 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				fz_mv(l0[0], l0[1]);
 				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
+				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = l0[0][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inrow(j0 + u, fz_e))
+					if (fz_inm >> u & 1u)
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
 				}
 			}
