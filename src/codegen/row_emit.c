@@ -84,7 +84,7 @@ static bool emit_node(RowK *R, NodeId id, DivMode div)
 
 /* How a chunk's values reach the accumulators. */
 typedef enum {
-	ACC_CHECKED,   /* general loops: each element checked against the row's (or segment's) ends (fz_inm) */
+	ACC_CHECKED,   /* general loops: each element checked against the row's (or segment's) end */
 	ACC_CHUNK,     /* the register path: into the chunk's partials, a chunk all in the row or all past it */
 	ACC_MASKED,    /* its masked entries: into the partials, each element checked (the row's ends) */
 } AccMode;
@@ -107,7 +107,7 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 			cw_line(R->w, "p%d = fz_inrow(j0 + u, fz_ei) ? %s::f(p%d, %s) : p%d; // %s", red, op, red, v, red, cm);
 			break;
 		case ACC_CHECKED:
-			cw_line(R->w, "if (fz_inm >> u & 1u)");
+			cw_line(R->w, "if (fz_inrow(j0 + u, fz_e))");
 			cw_in(R->w);
 			cw_line(R->w, "a%d = %s::f(a%d, %s); // %s", red, op, red, v, cm);
 			cw_out(R->w);
@@ -147,15 +147,6 @@ static void emit_partials(RowK *R, int q, PartStep step)
 	}
 }
 
-/* Does pass q accumulate a reduction? */
-static bool pass_reduces(const RowK *R, int q)
-{
-	for (int i = 0; i < R->k->nreductions; i++)
-		if (R->c->ph[R->k->reductions[i]] == q + 1)
-			return true;
-	return false;
-}
-
 /* The u-loop over a chunk's V elements: pass q's values, its reductions'
  * accumulation, and the values kept in arrays (keep[i]: target t[i]). */
 static bool emit_u_loop(RowK *R, int q, const Closure *m, const NodeId *t, int nt, const bool *keep, bool reg,
@@ -163,8 +154,6 @@ static bool emit_u_loop(RowK *R, int q, const Closure *m, const NodeId *t, int n
 {
 	Cg *c = R->c;
 	CgW *w = R->w;
-	if (!reg && pass_reduces(R, q))
-		cw_line(w, "const unsigned fz_inm = fz_inmask<%d>(j0, fz_e); /* the chunk's elements in the row */", R->vec);
 	cw_unroll(w);
 	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
 	for (int i = 0; i < m->ncomp; i++)

@@ -235,16 +235,6 @@ template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const
 // entry's code, so NVRTC's time, near the register path's.
 __device__ __forceinline__ bool fz_inrow(int i, int n) { return (unsigned)i < (unsigned)n; }
 __device__ __forceinline__ bool fz_inrow(long long i, long long n) { return (unsigned long long)i < (unsigned long long)n; }
-// The elements of the chunk j0 .. j0+V-1 (-V < j0 < n) that lie in 0 .. n-1, a
-// bit each: the general loops test a chunk's elements by it, a bit each, not
-// by a 64-bit add and compare each.
-template <int V> __device__ __forceinline__ unsigned fz_inmask(long long j0, long long n)
-{
-	static_assert(V < 32, "a bit an element");
-	const unsigned all = (1u << V) - 1;
-	const unsigned m = n - j0 >= V ? all : (1u << (unsigned)(n - j0)) - 1;
-	return j0 >= 0 ? m : m & (all << (unsigned)-j0);
-}
 template <class C, class S, int V, class I>
 __device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, I n)
 {
@@ -922,10 +912,9 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 + fz_s));
-				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inm >> u & 1u)
+					if (fz_inrow(j0 + u, fz_e))
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
 			}
@@ -938,12 +927,11 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 + fz_s));
-				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inm >> u & 1u)
+					if (fz_inrow(j0 + u, fz_e))
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
 				}
 			}
@@ -1027,10 +1015,9 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 - fz_beg));
-				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inm >> u & 1u)
+					if (fz_inrow(j0 + u, fz_e))
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
 			}
@@ -1051,12 +1038,11 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 - fz_beg));
-				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inm >> u & 1u)
+					if (fz_inrow(j0 + u, fz_e))
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
 				}
 			}
@@ -1468,10 +1454,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				fz_mv(l0[0], l0[1]);
 				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
-				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inm >> u & 1u)
+					if (fz_inrow(j0 + u, fz_e))
 						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
 				}
 			}
@@ -1494,12 +1479,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				fz_mv(l0[0], l0[1]);
 				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
-				const unsigned fz_inm = fz_inmask<4>(j0, fz_e); /* the chunk's elements in the row */
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = l0[0][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inm >> u & 1u)
+					if (fz_inrow(j0 + u, fz_e))
 						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
 				}
 			}
