@@ -13,8 +13,9 @@ ncu profiles (`--nvtx --nvtx-include`):
       python3 bench/ncu_points.py KEY [KEY ...]
 
 Without ncu it makes the same calls and profiles nothing. Needs torch and
-the fusec package (PYTHONPATH=python FUSEC_LIBRARY=build/libfusec.so). Not
-yet run on a GPU: only its check of the keys is tested (bench/test_scripts.py).
+the fusec package (PYTHONPATH=python FUSEC_LIBRARY=build/libfusec.so). Run
+on the H100 on 2026-11-27 (docs/performance.md, "Compile options"); here
+only its check of the keys is tested (bench/test_scripts.py).
 """
 
 import os

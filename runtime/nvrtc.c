@@ -28,12 +28,12 @@
  * Not -Ofc=min, NVRTC's fast-compile level, which fusec used until
  * 2026-11-27: its NVVM stage leaves the row entries far more registers
  * (add_rmsnorm bf16's 62 -> 108, a tile of softmax f16 40 -> 62), and so
- * fewer blocks an SM. The full optimizer was faster at 26 of 54 shapes by
- * more than 3% and slower at 5 (geometric mean 0.965; logsumexp 2097152x7
- * 38.4 -> 29.9 us, layernorm bf16 16760x1001 58.6 -> 49.8), and with the
- * register caps of the prelude raised where it spilled, layernorm 8192x4096
- * 95.1 -> 95.8 instead of 115.6 (H100, docs/performance.md, "Compile
- * options"). It costs compile time: softmax 4096x4096 225 -> 239 ms,
+ * fewer blocks an SM. With the prelude's register caps raised where the
+ * full optimizer spilled, it was faster by more than 3% at 31 of 54 shapes
+ * and slower at 3 (geometric mean of the times 0.956; logsumexp 2097152x7
+ * 38.4 -> 29.9 us, layernorm bf16 16760x1001 58.6 -> 47.2, log_softmax f32
+ * 167x50257 44.6 -> 56.6; H100, docs/performance.md, "Compile options").
+ * It costs compile time: softmax 4096x4096 225 -> 239 ms,
  * layernorm 8192x4096 146 -> 168 (best of 10 here), about a quarter more
  * over those 54 shapes on the GPU machine. */
 #define FAST_OPTIONS "--minimal"

@@ -368,8 +368,8 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
  * takes them instead where its first pass copies the row into the cache at
  * once (rowcp): about 8 chunks a thread, several rows an SM. Not for kernels
  * that read a column operand (a layernorm's weight): the general loop loaded
- * it through fz_ldc, a call a chunk (aligned chunks are inline since, not
- * measured against this rule again). Measured on the H200 (docs/performance.md,
+ * it through fz_ldc, a call a chunk (aligned chunks load inline since
+ * 2026-11-27; this rule was not measured again). Measured on the H200 (docs/performance.md,
  * "Long rows: the whole row in flight"): softmax f32 2048x12000 82.6 -> 66.0
  * us, 839x10007 37.7 -> 30.7, 512x16384 31.3 -> 29.1, log_softmax f32
  * 512x16384 30.2 -> 28.0; layernorm f32 511x16384 31.5 -> 41.2, so not there. */
