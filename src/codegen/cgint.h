@@ -108,6 +108,8 @@ void cw_open(CgW *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 void cw_begin(CgW *w);
 /* One level up, then "}". */
 void cw_close(CgW *w);
+/* "} else {" one level up: the open block's else, at the same depth. */
+void cw_else(CgW *w);
 /* One level deeper or up, for a statement under an if without braces. */
 void cw_in(CgW *w);
 void cw_out(CgW *w);

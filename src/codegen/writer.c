@@ -62,6 +62,14 @@ void cw_close(CgW *w)
 	sb_puts(w->sb, "}\n");
 }
 
+void cw_else(CgW *w)
+{
+	w->depth--;
+	indent(w);
+	sb_puts(w->sb, "} else {\n");
+	w->depth++;
+}
+
 void cw_in(CgW *w) { w->depth++; }
 
 void cw_out(CgW *w) { w->depth--; }

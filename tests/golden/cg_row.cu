@@ -257,6 +257,25 @@ __device__ __forceinline__ void fz_ldm(C (&o)[V], const S *__restrict__ p, I j0,
 			o[u] = r.e[u];
 	}
 }
+// A chunk of outputs stored to global memory as one 16-byte access, written in
+// PTX: NVVM's full optimizer splits the vector store of the general loops
+// (fz_stm) into its elements, 4 st.global.f32 or 4 pairs of halves a chunk
+// (H100: log_softmax f32 167x50257 56.6 -> 43.2 us, softmax f32 1024x32768
+// 109.8 -> 104.6). Not in the register path's fz_str, where it lost as much
+// as it won (docs/performance.md, "General loops: whole chunks unchecked").
+template <class S, int V> __device__ __forceinline__ void fz_stg(S *p, const fz_vec<S, V> &v)
+{
+#if __CUDA_ARCH__ >= 700
+	if constexpr (sizeof(fz_vec<S, V>) == 16) {
+		union { fz_vec<S, V> v; unsigned w[4]; } u;
+		u.v = v;
+		asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u.w[0]), "r"(u.w[1]), "r"(u.w[2]),
+		             "r"(u.w[3]) : "memory");
+		return;
+	}
+#endif
+	*reinterpret_cast<fz_vec<S, V> *>(p) = v;
+}
 template <class S, int V, class I>
 __device__ __noinline__ void fz_stm_part(S *__restrict__ p, I j0, I n, fz_vec<S, V> v)
 {
@@ -271,7 +290,7 @@ __device__ __forceinline__ void fz_stm(S *__restrict__ p, I j0, I n, bool vec, c
 	fz_vec<S, V> v;
 	fz_pack(v, o);
 	if (vec && j0 >= 0 && j0 + V <= n)
-		*reinterpret_cast<fz_vec<S, V> *>(p + j0) = v;
+		fz_stg<S, V>(p + j0, v);
 	else
 		fz_stm_part<S, V, I>(p, j0, n, v);
 }
@@ -912,10 +931,23 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 + fz_s));
+				float r3[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inrow(j0 + u, fz_e))
-						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
+					r3[u] = l0[0][u]; // mean(x)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a3 = fz_sum::f(a3, r3[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a3 = fz_sum::f(a3, r3[u]);
+					}
 				}
 			}
 		}
@@ -927,12 +959,25 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 + fz_s));
+				float r6[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inrow(j0 + u, fz_e))
-						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
+					r6[u] = t5; // mean(xc * xc)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a6 = fz_sum::f(a6, r6[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a6 = fz_sum::f(a6, r6[u]);
+					}
 				}
 			}
 		}
@@ -1015,10 +1060,23 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float l0[1][4];
 				fz_cld(l0[0], fz_c0 + (j0 - fz_beg));
+				float r3[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inrow(j0 + u, fz_e))
-						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
+					r3[u] = l0[0][u]; // mean(x)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a3 = fz_sum::f(a3, r3[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a3 = fz_sum::f(a3, r3[u]);
+					}
 				}
 			}
 		}
@@ -1038,12 +1096,25 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 - fz_beg));
+				float r6[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = f0[u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inrow(j0 + u, fz_e))
-						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
+					r6[u] = t5; // mean(xc * xc)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a6 = fz_sum::f(a6, r6[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a6 = fz_sum::f(a6, r6[u]);
+					}
 				}
 			}
 		}
@@ -1454,10 +1525,23 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				fz_mv(l0[0], l0[1]);
 				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
+				float r3[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					if (fz_inrow(j0 + u, fz_e))
-						a3 = fz_sum::f(a3, l0[0][u]); // mean(x)
+					r3[u] = l0[0][u]; // mean(x)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a3 = fz_sum::f(a3, r3[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a3 = fz_sum::f(a3, r3[u]);
+					}
 				}
 			}
 		}
@@ -1479,12 +1563,25 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				fz_mv(l0[0], l0[1]);
 				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
+				float r6[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = l0[0][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					if (fz_inrow(j0 + u, fz_e))
-						a6 = fz_sum::f(a6, t5); // mean(xc * xc)
+					r6[u] = t5; // mean(xc * xc)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a6 = fz_sum::f(a6, r6[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a6 = fz_sum::f(a6, r6[u]);
+					}
 				}
 			}
 		}
