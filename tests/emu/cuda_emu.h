@@ -180,6 +180,12 @@ static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4);
 static inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
 static inline long long __double_as_longlong(double f) { long long u; memcpy(&u, &f, 8); return u; }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+/* shf.r.wrap: the low word of (hi:lo) >> (sh & 31) */
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh)
+{
+	return (unsigned)((((unsigned long long)hi << 32) | lo) >> (sh & 31));
+}
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 /* IEEE round-to-nearest operations, as on the device (the emulator is
  * compiled without contraction, so a * b is rounded alone). */
 static inline float __frcp_rn(float x) { return 1.0f / x; }
