@@ -19,8 +19,8 @@
 #include <string.h>
 
 /* The paths a row kernel has an entry for, in the module's order. */
-static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_loop_path, &row_split_path,
-                                           &row_tile_path};
+static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_tile_path, &row_loop_path,
+                                           &row_split_path};
 
 const char *row_ptr(RowK *R, int i)
 {
@@ -694,22 +694,92 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	return true;
 }
 
+/* Plan the kernel again into *to (narrow or not, or without a cache), after
+ * forgetting the plan *from. The kernel's notes for cg_launch are put back
+ * as they were (they describe the first plan's entries, the register
+ * path's among them); the new plan's are returned in *ci. */
+static bool replan(RowK *from, RowK *to, bool narrow, bool stream, struct CgKernelInfo *ci)
+{
+	Cg *c = from->c;
+	struct CgKernelInfo saved = *c->info;
+	row_reset(from);
+	*to = (RowK){.c = c, .k = c->k, .r = from->r, .vec = from->vec, .narrow = narrow, .stream = stream};
+	to->rowc = cg_new_stamp(c);
+	bool ok = row_plan(to);
+	*ci = *c->info;
+	*c->info = saved;
+	to->rk = saved.rk; /* the register path's, which the entries' bounds follow */
+	return ok;
+}
+
+static int cache_width(const struct CgKernelInfo *ki)
+{
+	int b = 0;
+	for (int s = 0; s < ki->nslots; s++)
+		b += ki->slot_bytes[s];
+	return b;
+}
+
+static bool emit_path(RowK *R, const RowPath *rp)
+{
+	Cg *c = R->c;
+	bool has = rp->path == CG_PATH_REG     ? R->rk > 0
+	           : rp->path == CG_PATH_SPLIT ? R->P > 0
+	           : rp->path == CG_PATH_TILE  ? R->rk > 0 && c->info->ntiles > 0
+	                                       : true;
+	/* the register path holds rk chunks a thread; staged rows 1, 2, ...
+	 * up to tile_kmax, an entry each (compiled on first use) */
+	int kmax = rp->path == CG_PATH_TILE ? c->info->tile_kmax : R->rk;
+	for (int K = rp->path == CG_PATH_TILE ? 1 : R->rk; has && K <= kmax; K *= 2) {
+		R->K = K;
+		if (!emit_entry(R, rp))
+			return false;
+		if (rp->path != CG_PATH_TILE)
+			break;
+	}
+	return true;
+}
+
+/* The general loops (ROW, SPLIT), whose row cache is in shared memory or the
+ * workspace: from the narrow plan where it caches fewer bytes an element
+ * (rowint.h), so that longer rows fit a block and more blocks an SM; the
+ * kernel's notes then describe its cache. *R becomes the plan used. */
+static bool emit_cached(RowK *R, int first)
+{
+	Cg *c = R->c;
+	struct CgKernelInfo ci;
+	RowK N;
+	if (!replan(R, &N, true, false, &ci))
+		return false;
+	*R = N;
+	if (cache_width(&ci) < cache_width(c->info)) {
+		c->info->nslots = ci.nslots;
+		c->info->slot_bytes = ci.slot_bytes;
+		c->info->rowcp = ci.rowcp;
+	} else if (!replan(&N, R, false, false, &ci)) {
+		return false;
+	}
+	for (size_t i = (size_t)first; i < sizeof row_paths / sizeof row_paths[0]; i++)
+		if (!emit_path(R, row_paths[i]))
+			return false;
+	return true;
+}
+
 /* The split rows' entry without a row cache (_stream): the kernel planned
- * again with every pass recomputing its values from the inputs, emitted,
- * and the kernel's notes for cg_launch put back (they describe the cached
- * entries), with the new entry counted. */
+ * again with every pass recomputing its values from the inputs, written
+ * while the notes say it has no cache; they then describe the cached
+ * entries again. */
 static bool emit_stream(RowK *R)
 {
 	Cg *c = R->c;
-	struct CgKernelInfo saved = *c->info;
-	row_reset(R);
-	RowK S = {.c = c, .k = c->k, .r = R->r, .vec = R->vec, .stream = true};
-	S.rowc = cg_new_stamp(c);
-	bool ok = row_plan(&S) && emit_entry(&S, &row_split_path);
-	row_reset(&S);
-	int n = c->info->nentries;
-	*c->info = saved;
-	c->info->nentries = n;
+	struct CgKernelInfo ci;
+	RowK S;
+	int nslots = c->info->nslots;
+	bool ok = replan(R, &S, false, true, &ci);
+	*R = S;
+	c->info->nslots = ci.nslots;
+	ok = ok && emit_entry(&S, &row_split_path);
+	c->info->nslots = nslots;
 	c->info->stream = ok;
 	return ok;
 }
@@ -726,22 +796,11 @@ bool cg_row(Cg *c)
 	R.vec = c->vec = cg_vec_width(c, true);
 	R.rowc = cg_new_stamp(c);
 	bool ok = row_plan(&R);
-	for (size_t i = 0; ok && i < sizeof row_paths / sizeof row_paths[0]; i++) {
-		const RowPath *rp = row_paths[i];
-		bool has = rp->path == CG_PATH_REG     ? R.rk > 0
-		           : rp->path == CG_PATH_SPLIT ? R.P > 0
-		           : rp->path == CG_PATH_TILE  ? R.rk > 0 && c->info->ntiles > 0
-		                                       : true;
-		/* the register path holds rk chunks a thread; staged rows 1, 2, ...
-		 * up to tile_kmax, an entry each (compiled on first use) */
-		int kmax = rp->path == CG_PATH_TILE ? c->info->tile_kmax : R.rk;
-		for (int K = rp->path == CG_PATH_TILE ? 1 : R.rk; has && ok && K <= kmax; K *= 2) {
-			R.K = K;
-			ok = emit_entry(&R, rp);
-			if (rp->path != CG_PATH_TILE)
-				break;
-		}
-	}
+	/* the paths that hold rows in registers, then the cached ones */
+	size_t i = 0;
+	for (; ok && row_paths[i]->path != CG_PATH_ROW; i++)
+		ok = emit_path(&R, row_paths[i]);
+	ok = ok && emit_cached(&R, (int)i);
 	/* split rows without a cache, where the kernel has one */
 	if (ok && R.P > 0 && c->info->nslots > 0)
 		ok = emit_stream(&R);

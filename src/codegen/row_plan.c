@@ -145,7 +145,22 @@ static bool leaf_cast(const RowK *R, const Node *n, NodeId x)
  * nothing. Measured on the H200 (docs/performance.md, "xc recomputed, not
  * cached"): layernorm bf16 511x32768 72.6 -> 54.0 us (three blocks an SM
  * instead of one), 130x128256 86.9 -> 79.7, f32 8x1000003 81.7 -> 76.0;
- * the register path's rows unchanged. */
+ * the register path's rows unchanged.
+ *
+ * A narrow plan (the entries whose cache is in memory) recomputes light
+ * one-operand math of such values too: softmax f16's e = exp(x - max(x)),
+ * so that its cache holds x (2 bytes an element) instead of x and e (6).
+ * The register path keeps e: it holds values in f32 registers either way,
+ * and recomputing costs it the math. row_emit.c takes the narrow plan only
+ * where it caches fewer bytes. */
+static bool remat_op(const RowK *R, Op op)
+{
+	if (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_NEG || op == OP_CAST)
+		return true;
+	const OpInfo *o = &ir_ops[op];
+	return R->narrow && o->arity == 1 && (o->cls == OC_MATH || o->cls == OC_ARITH) && o->cost == COST_LIGHT;
+}
+
 static void plan_remat(RowK *R)
 {
 	Cg *c = R->c;
@@ -153,7 +168,7 @@ static void plan_remat(RowK *R)
 	for (int i = 0; i < k->nnodes; i++) {
 		NodeId id = k->nodes[i];
 		const Node *n = &c->g->nodes[id];
-		bool op = n->op == OP_ADD || n->op == OP_SUB || n->op == OP_MUL || n->op == OP_NEG || n->op == OP_CAST;
+		bool op = remat_op(R, (Op)n->op);
 		if (!op || cg_is_leaf(c, id) || !row_is_colv(R, id) || !row_is_rowvar(R, id))
 			continue;
 		int colv = 0;
@@ -419,6 +434,7 @@ static void plan_streams(RowK *R)
 	struct CgKernelInfo *ki = c->info;
 	ki->tile_param = ARENA_ARRAY(c->a, int, k->nparams + 1);
 	ki->tile_bytes = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	ki->ntiles = 0;
 	for (int i = 0; i < k->nparams && R->prim >= 0 && R->roff[R->prim] && full_layout(R, R->prim); i++)
 		if (R->aligned[i]) {
 			ki->tile_param[ki->ntiles] = i;

@@ -72,6 +72,8 @@ struct RowK {
 	int32_t rowc;           /* mark3 stamp: per-row values needed */
 	bool stream;            /* planned without a row cache: every pass recomputes its values
 	                           from the inputs (the _stream entry) */
+	bool narrow;            /* planned for a row cache in memory (the ROW and SPLIT entries):
+	                           light math of cached values recomputed too (plan_remat) */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
 	NodeId *cached;         /* nodes with a cache slot, and their slots */

@@ -913,274 +913,6 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-// cg_row_k0_row: a group of threads a row, the row cache (4 bytes an element) in shared memory or the workspace
-// Chosen for the rows the register path cannot hold; the row cache in the workspace for many rows too long for shared memory.
-extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
-	const float *__restrict__ in_x,
-	const float *__restrict__ in_w,
-	float *__restrict__ out_inv,
-	float *__restrict__ out_y,
-	float in_eps,
-	long long dim_R,
-	long long dim_C,
-	unsigned long long *__restrict__ fz_ws,
-	long long fz_cstride,
-	long long fz_cws)
-{
-	__shared__ unsigned long long fz_red[64];
-	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
-	const long long fz_rows = dim_R;
-	const long long fz_n = dim_C;
-	const float t2 = fz_in(in_eps);
-	extern __shared__ fz_a16 fz_smem[];
-	const long long fz_j = (long long)threadIdx.x * 4, fz_step = (long long)blockDim.x * 4;
-	// the row cache: 1 slot, in shared memory or the workspace (fz_cws)
-	unsigned char *fz_cb = fz_cws < 0 ? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_cstride
-		: reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + ((unsigned long long)blockIdx.x * blockDim.y + threadIdx.y) * fz_cstride;
-	float *fz_c0 = reinterpret_cast<float *>(fz_cb);
-	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
-		const long long fz_row = fz_rb + threadIdx.y;
-		const bool fz_act = fz_row < fz_rows;
-		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
-		const long long fz_r0 = fz_rr * fz_n;
-		const long long fz_r2 = fz_rr;
-		// the row's chunks start at the 16-byte boundary of in_x before the row (fz_s elements)
-		const int fz_s = fz_act ? (int)((unsigned long long)(in_x + fz_r0) / 4 % 4) : 0;
-		const bool fz_v0 = fz_aligned(in_x + fz_r0 - fz_s, 16);
-		const bool fz_v3 = fz_aligned(out_y + fz_r0 - fz_s, 16);
-		const long long fz_e = fz_act ? fz_n : 0;
-		// pass 1 of 2: mean(x)
-		float a3 = 0.0f;
-		{
-			// the thread's chunks of the row into the row cache, all in flight at once
-			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j - fz_s, fz_e, fz_step, fz_v0, fz_cws < 0);
-			fz_cpa_wait();
-			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
-				float l0[1][4];
-				fz_cld(l0[0], fz_c0 + (j0 + fz_s));
-				float r3[4];
-#pragma unroll
-				for (int u = 0; u < 4; u++) {
-					r3[u] = l0[0][u]; // mean(x)
-				}
-				// a chunk all in the row: no element checked
-				if (j0 >= 0 && j0 + 4 <= fz_e) {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						a3 = fz_sum::f(a3, r3[u]);
-					}
-				} else {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						if (fz_inrow(j0 + u, fz_e))
-							a3 = fz_sum::f(a3, r3[u]);
-					}
-				}
-			}
-		}
-		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
-		const float t3 = a3 / (float)fz_n; // mean(x)
-		// pass 2 of 2: mean(xc * xc)
-		float a6 = 0.0f;
-		{
-			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
-				float f0[4];
-				fz_cld(f0, fz_c0 + (j0 + fz_s));
-				float r6[4];
-#pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = f0[u] - t3; // x - mu
-					const float t5 = t4 * t4; // xc * xc
-					r6[u] = t5; // mean(xc * xc)
-				}
-				// a chunk all in the row: no element checked
-				if (j0 >= 0 && j0 + 4 <= fz_e) {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						a6 = fz_sum::f(a6, r6[u]);
-					}
-				} else {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						if (fz_inrow(j0 + u, fz_e))
-							a6 = fz_sum::f(a6, r6[u]);
-					}
-				}
-			}
-		}
-		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
-		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
-		const float t7 = t6 + t2; // var + eps
-		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
-		// epilogue: the per-element outputs
-		{
-			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
-				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_e);
-				float f0[4];
-				fz_cld(f0, fz_c0 + (j0 + fz_s));
-				float v10[4];
-#pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = f0[u] - t3; // x - mu
-					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
-					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
-					v10[u] = t10;
-				}
-				fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
-			}
-		}
-		if (fz_act && threadIdx.x == 0)
-			fz_out(out_inv[fz_r2], t8);
-	}
-}
-
-// ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-// cg_row_k0_split: several blocks a row, partial results exchanged through the workspace, each segment cached in shared memory or the workspace
-// Chosen for rows too few to fill the device and long enough to share, or too long for one block's shared memory.
-extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
-	const float *__restrict__ in_x,
-	const float *__restrict__ in_w,
-	float *__restrict__ out_inv,
-	float *__restrict__ out_y,
-	float in_eps,
-	long long dim_R,
-	long long dim_C,
-	unsigned long long *__restrict__ fz_ws,
-	long long fz_len,
-	long long fz_wpart,
-	long long fz_cstride,
-	long long fz_cws)
-{
-	__shared__ unsigned long long fz_red[64];
-	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
-	const long long fz_rows = dim_R;
-	const long long fz_n = dim_C;
-	const float t2 = fz_in(in_eps);
-	extern __shared__ fz_a16 fz_smem[];
-	const int fz_S = gridDim.y, fz_seg = blockIdx.y;
-	const long long fz_j = (long long)threadIdx.x * 4, fz_step = (long long)blockDim.x * 4;
-	// the row cache: 1 slot, in shared memory or the workspace (fz_cws)
-	unsigned char *fz_cb = fz_cws < 0 ? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_cstride
-		: reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + (((unsigned long long)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.y + threadIdx.y) * fz_cstride;
-	float *fz_c0 = reinterpret_cast<float *>(fz_cb);
-	unsigned long long fz_ep = 0; /* exchanges so far */
-	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
-		const long long fz_row = fz_rb + threadIdx.y;
-		const bool fz_act = fz_row < fz_rows;
-		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
-		const long long fz_r0 = fz_rr * fz_n;
-		const long long fz_r2 = fz_rr;
-		// the row's chunks start at the 16-byte boundary of in_x before the row (fz_s elements)
-		const int fz_s = fz_act ? (int)((unsigned long long)(in_x + fz_r0) / 4 % 4) : 0;
-		const bool fz_v0 = fz_aligned(in_x + fz_r0 - fz_s, 16);
-		const bool fz_v3 = fz_aligned(out_y + fz_r0 - fz_s, 16);
-		const long long fz_vn = fz_n + fz_s, fz_vb = fz_seg * fz_len < fz_vn ? fz_seg * fz_len : fz_vn;
-		const long long fz_beg = fz_vb - fz_s, fz_end = (fz_vb + fz_len < fz_vn ? fz_vb + fz_len : fz_vn) - fz_s;
-		const long long fz_e = fz_act ? fz_end : fz_beg;
-		// pass 1 of 2: mean(x)
-		float a3 = 0.0f;
-		{
-			// the thread's chunks of the row into the row cache, all in flight at once
-			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_beg + fz_j, fz_e, fz_step, fz_v0, fz_cws < 0);
-			fz_cpa_wait();
-			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				float l0[1][4];
-				fz_cld(l0[0], fz_c0 + (j0 - fz_beg));
-				float r3[4];
-#pragma unroll
-				for (int u = 0; u < 4; u++) {
-					r3[u] = l0[0][u]; // mean(x)
-				}
-				// a chunk all in the row: no element checked
-				if (j0 >= 0 && j0 + 4 <= fz_e) {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						a3 = fz_sum::f(a3, r3[u]);
-					}
-				} else {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						if (fz_inrow(j0 + u, fz_e))
-							a3 = fz_sum::f(a3, r3[u]);
-					}
-				}
-			}
-		}
-		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
-		{
-			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
-			if (threadIdx.x == 0) {
-				fz_p[fz_seg * 1 + 0] = fz_bits(a3);
-			}
-			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a3 = fz_gather<fz_sum>(a3, fz_p + 0, fz_S, 1);
-		}
-		const float t3 = a3 / (float)fz_n; // mean(x)
-		// pass 2 of 2: mean(xc * xc)
-		float a6 = 0.0f;
-		{
-			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				float f0[4];
-				fz_cld(f0, fz_c0 + (j0 - fz_beg));
-				float r6[4];
-#pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = f0[u] - t3; // x - mu
-					const float t5 = t4 * t4; // xc * xc
-					r6[u] = t5; // mean(xc * xc)
-				}
-				// a chunk all in the row: no element checked
-				if (j0 >= 0 && j0 + 4 <= fz_e) {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						a6 = fz_sum::f(a6, r6[u]);
-					}
-				} else {
-#pragma unroll
-					for (int u = 0; u < 4; u++) {
-						if (fz_inrow(j0 + u, fz_e))
-							a6 = fz_sum::f(a6, r6[u]);
-					}
-				}
-			}
-		}
-		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
-		{
-			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
-			if (threadIdx.x == 0) {
-				fz_p[fz_seg * 1 + 0] = fz_bits(a6);
-			}
-			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a6 = fz_gather<fz_sum>(a6, fz_p + 0, fz_S, 1);
-		}
-		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
-		const float t7 = t6 + t2; // var + eps
-		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
-		// epilogue: the per-element outputs
-		{
-			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_e);
-				float f0[4];
-				fz_cld(f0, fz_c0 + (j0 - fz_beg));
-				float v10[4];
-#pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = f0[u] - t3; // x - mu
-					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
-					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
-					v10[u] = t10;
-				}
-				fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
-			}
-		}
-		if (fz_act && threadIdx.x == 0 && fz_seg == 0)
-			fz_out(out_inv[fz_r2], t8);
-	}
-}
-
-// ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile1: short rows: the block's rows staged through shared memory, copied in and out as whole vectors; each row in registers, 1 chunk of 4 elements a thread
 // Chosen for many rows of at most 128 elements (1 chunks of 4 a thread), not a multiple of 4.
 extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
@@ -1505,6 +1237,274 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 		__syncthreads();
 		fz_tout<4>(out_y, fz_t3, fz_tb, fz_te, fz_o3);
 		__syncthreads();
+	}
+}
+
+// ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
+// cg_row_k0_row: a group of threads a row, the row cache (4 bytes an element) in shared memory or the workspace
+// Chosen for the rows the register path cannot hold; the row cache in the workspace for many rows too long for shared memory.
+extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
+	const float *__restrict__ in_x,
+	const float *__restrict__ in_w,
+	float *__restrict__ out_inv,
+	float *__restrict__ out_y,
+	float in_eps,
+	long long dim_R,
+	long long dim_C,
+	unsigned long long *__restrict__ fz_ws,
+	long long fz_cstride,
+	long long fz_cws)
+{
+	__shared__ unsigned long long fz_red[64];
+	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
+	const long long fz_rows = dim_R;
+	const long long fz_n = dim_C;
+	const float t2 = fz_in(in_eps);
+	extern __shared__ fz_a16 fz_smem[];
+	const long long fz_j = (long long)threadIdx.x * 4, fz_step = (long long)blockDim.x * 4;
+	// the row cache: 1 slot, in shared memory or the workspace (fz_cws)
+	unsigned char *fz_cb = fz_cws < 0 ? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_cstride
+		: reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + ((unsigned long long)blockIdx.x * blockDim.y + threadIdx.y) * fz_cstride;
+	float *fz_c0 = reinterpret_cast<float *>(fz_cb);
+	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
+		const long long fz_row = fz_rb + threadIdx.y;
+		const bool fz_act = fz_row < fz_rows;
+		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
+		const long long fz_r0 = fz_rr * fz_n;
+		const long long fz_r2 = fz_rr;
+		// the row's chunks start at the 16-byte boundary of in_x before the row (fz_s elements)
+		const int fz_s = fz_act ? (int)((unsigned long long)(in_x + fz_r0) / 4 % 4) : 0;
+		const bool fz_v0 = fz_aligned(in_x + fz_r0 - fz_s, 16);
+		const bool fz_v3 = fz_aligned(out_y + fz_r0 - fz_s, 16);
+		const long long fz_e = fz_act ? fz_n : 0;
+		// pass 1 of 2: mean(x)
+		float a3 = 0.0f;
+		{
+			// the thread's chunks of the row into the row cache, all in flight at once
+			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j - fz_s, fz_e, fz_step, fz_v0, fz_cws < 0);
+			fz_cpa_wait();
+			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
+				float l0[1][4];
+				fz_cld(l0[0], fz_c0 + (j0 + fz_s));
+				float r3[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					r3[u] = l0[0][u]; // mean(x)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a3 = fz_sum::f(a3, r3[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a3 = fz_sum::f(a3, r3[u]);
+					}
+				}
+			}
+		}
+		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
+		const float t3 = a3 / (float)fz_n; // mean(x)
+		// pass 2 of 2: mean(xc * xc)
+		float a6 = 0.0f;
+		{
+			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
+				float f0[4];
+				fz_cld(f0, fz_c0 + (j0 + fz_s));
+				float r6[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					const float t4 = f0[u] - t3; // x - mu
+					const float t5 = t4 * t4; // xc * xc
+					r6[u] = t5; // mean(xc * xc)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a6 = fz_sum::f(a6, r6[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a6 = fz_sum::f(a6, r6[u]);
+					}
+				}
+			}
+		}
+		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
+		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
+		const float t7 = t6 + t2; // var + eps
+		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
+		// epilogue: the per-element outputs
+		{
+			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
+				float l1[4];
+				fz_ldc(l1, in_w, j0, fz_e);
+				float f0[4];
+				fz_cld(f0, fz_c0 + (j0 + fz_s));
+				float v10[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					const float t4 = f0[u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
+					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
+					v10[u] = t10;
+				}
+				fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
+			}
+		}
+		if (fz_act && threadIdx.x == 0)
+			fz_out(out_inv[fz_r2], t8);
+	}
+}
+
+// ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
+// cg_row_k0_split: several blocks a row, partial results exchanged through the workspace, each segment cached in shared memory or the workspace
+// Chosen for rows too few to fill the device and long enough to share, or too long for one block's shared memory.
+extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
+	const float *__restrict__ in_x,
+	const float *__restrict__ in_w,
+	float *__restrict__ out_inv,
+	float *__restrict__ out_y,
+	float in_eps,
+	long long dim_R,
+	long long dim_C,
+	unsigned long long *__restrict__ fz_ws,
+	long long fz_len,
+	long long fz_wpart,
+	long long fz_cstride,
+	long long fz_cws)
+{
+	__shared__ unsigned long long fz_red[64];
+	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
+	const long long fz_rows = dim_R;
+	const long long fz_n = dim_C;
+	const float t2 = fz_in(in_eps);
+	extern __shared__ fz_a16 fz_smem[];
+	const int fz_S = gridDim.y, fz_seg = blockIdx.y;
+	const long long fz_j = (long long)threadIdx.x * 4, fz_step = (long long)blockDim.x * 4;
+	// the row cache: 1 slot, in shared memory or the workspace (fz_cws)
+	unsigned char *fz_cb = fz_cws < 0 ? reinterpret_cast<unsigned char *>(fz_smem) + threadIdx.y * fz_cstride
+		: reinterpret_cast<unsigned char *>(fz_ws) + fz_cws + (((unsigned long long)blockIdx.y * gridDim.x + blockIdx.x) * blockDim.y + threadIdx.y) * fz_cstride;
+	float *fz_c0 = reinterpret_cast<float *>(fz_cb);
+	unsigned long long fz_ep = 0; /* exchanges so far */
+	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
+		const long long fz_row = fz_rb + threadIdx.y;
+		const bool fz_act = fz_row < fz_rows;
+		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
+		const long long fz_r0 = fz_rr * fz_n;
+		const long long fz_r2 = fz_rr;
+		// the row's chunks start at the 16-byte boundary of in_x before the row (fz_s elements)
+		const int fz_s = fz_act ? (int)((unsigned long long)(in_x + fz_r0) / 4 % 4) : 0;
+		const bool fz_v0 = fz_aligned(in_x + fz_r0 - fz_s, 16);
+		const bool fz_v3 = fz_aligned(out_y + fz_r0 - fz_s, 16);
+		const long long fz_vn = fz_n + fz_s, fz_vb = fz_seg * fz_len < fz_vn ? fz_seg * fz_len : fz_vn;
+		const long long fz_beg = fz_vb - fz_s, fz_end = (fz_vb + fz_len < fz_vn ? fz_vb + fz_len : fz_vn) - fz_s;
+		const long long fz_e = fz_act ? fz_end : fz_beg;
+		// pass 1 of 2: mean(x)
+		float a3 = 0.0f;
+		{
+			// the thread's chunks of the row into the row cache, all in flight at once
+			fz_rowcp<4>(fz_c0 + fz_j, in_x + fz_r0, fz_beg + fz_j, fz_e, fz_step, fz_v0, fz_cws < 0);
+			fz_cpa_wait();
+			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
+				float l0[1][4];
+				fz_cld(l0[0], fz_c0 + (j0 - fz_beg));
+				float r3[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					r3[u] = l0[0][u]; // mean(x)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a3 = fz_sum::f(a3, r3[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a3 = fz_sum::f(a3, r3[u]);
+					}
+				}
+			}
+		}
+		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
+		{
+			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
+			if (threadIdx.x == 0) {
+				fz_p[fz_seg * 1 + 0] = fz_bits(a3);
+			}
+			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
+			a3 = fz_gather<fz_sum>(a3, fz_p + 0, fz_S, 1);
+		}
+		const float t3 = a3 / (float)fz_n; // mean(x)
+		// pass 2 of 2: mean(xc * xc)
+		float a6 = 0.0f;
+		{
+			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
+				float f0[4];
+				fz_cld(f0, fz_c0 + (j0 - fz_beg));
+				float r6[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					const float t4 = f0[u] - t3; // x - mu
+					const float t5 = t4 * t4; // xc * xc
+					r6[u] = t5; // mean(xc * xc)
+				}
+				// a chunk all in the row: no element checked
+				if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a6 = fz_sum::f(a6, r6[u]);
+					}
+				} else {
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						if (fz_inrow(j0 + u, fz_e))
+							a6 = fz_sum::f(a6, r6[u]);
+					}
+				}
+			}
+		}
+		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
+		{
+			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
+			if (threadIdx.x == 0) {
+				fz_p[fz_seg * 1 + 0] = fz_bits(a6);
+			}
+			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
+			a6 = fz_gather<fz_sum>(a6, fz_p + 0, fz_S, 1);
+		}
+		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
+		const float t7 = t6 + t2; // var + eps
+		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
+		// epilogue: the per-element outputs
+		{
+			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
+				float l1[4];
+				fz_ldc(l1, in_w, j0, fz_e);
+				float f0[4];
+				fz_cld(f0, fz_c0 + (j0 - fz_beg));
+				float v10[4];
+#pragma unroll
+				for (int u = 0; u < 4; u++) {
+					const float t4 = f0[u] - t3; // x - mu
+					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
+					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
+					v10[u] = t10;
+				}
+				fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
+			}
+		}
+		if (fz_act && threadIdx.x == 0 && fz_seg == 0)
+			fz_out(out_inv[fz_r2], t8);
 	}
 }
 

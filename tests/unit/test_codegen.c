@@ -229,12 +229,12 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	/* the pointwise entry; reg4 and its masked class, row, split, the
-	 * tile's three classes, split rows without a cache and rows of one
-	 * element */
+	/* the pointwise entry; reg4 and its masked class, the tile's three
+	 * classes (the paths in registers), row, split (the cached ones), split
+	 * rows without a cache and rows of one element */
 	ck_assert_int_eq(m->nentries, 1 + 9);
-	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m", "test_k1_row",
-	                              "test_k1_split", "test_k1_tile1", "test_k1_tile2", "test_k1_tile4",
+	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m", "test_k1_tile1",
+	                              "test_k1_tile2", "test_k1_tile4", "test_k1_row",   "test_k1_split",
 	                              "test_k1_stream", "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
@@ -631,13 +631,15 @@ START_TEST(split_rounds_fill_the_device)
 			              (long long)rows, (long long)n, (long long)k, (long long)S);
 		}
 	pipe_free(c);
-	/* f16: 133 rows of 3000001 need 78 blocks a row (one row a round); the
-	 * round's row takes all 132 SMs */
+	/* f16, x cached alone (2 bytes an element): 133 rows of 3000001 need 26
+	 * blocks a row of 225 KiB, one an SM; a round takes the 5 rows that fit
+	 * 132 SMs */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
 	l = launch(c, 0, (int64_t[]){133, 3000001});
 	ck_assert_int_eq(l.path, CG_PATH_SPLIT);
-	ck_assert_uint_eq(l.grid[0], 1);
-	ck_assert_uint_eq(l.grid[1], 132);
+	ck_assert_int_eq(l.cache, CG_CACHE_SHARED);
+	ck_assert_uint_eq(l.grid[0], 5);
+	ck_assert_uint_eq(l.grid[1], 26);
 	pipe_free(c);
 }
 END_TEST
@@ -682,11 +684,40 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(ki->nslots, 1);
 	ck_assert_int_eq(ki->slot_bytes[0], 2);
 	pipe_free(c);
-	/* but not an exponential: softmax f16 caches x (2 bytes) and e (4) */
+	/* and, where the cache is in memory (ROW, SPLIT), an exponential of
+	 * one: softmax f16 caches x alone (2 bytes), not x and e (6) */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+	ki = &c->module.kinfo[0];
+	ck_assert_int_eq(ki->nslots, 1);
+	ck_assert_int_eq(ki->slot_bytes[0], 2);
+	const CgEntry *row = &c->module.entries[ki->first_entry];
+	while (row->path != CG_PATH_ROW)
+		row++;
+	ck_assert_ptr_nonnull(strstr(row->text, "exp(")); /* recomputed in pass 2 and in the epilogue */
+	ck_assert_ptr_nonnull(strstr(strstr(row->text, "// epilogue:"), "exp("));
+	/* the register path keeps e in registers: its epilogue has no exp */
+	const CgEntry *reg = &c->module.entries[ki->first_entry];
+	ck_assert_int_eq(reg->path, CG_PATH_REG);
+	ck_assert_ptr_null(strstr(strstr(reg->text, "// epilogue:"), "exp("));
+	pipe_free(c);
+	/* but not long math: tanh's softmax caches x (2 bytes) and e (4) */
+	c = compile_mode("in x: f16[B, N]\ne = tanh(x - max(x))\nout y = e / sum(e)\n", true);
 	ki = &c->module.kinfo[0];
 	ck_assert_int_eq(ki->nslots, 2);
 	ck_assert_int_eq(ki->slot_bytes[0] + ki->slot_bytes[1], 6);
+	/* past what 512 threads hold counted from an unaligned start: a block a
+	 * row, x cached as f16 and e as f32, each slot over 16392 elements (the
+	 * row and its shift, in whole chunks) */
+	l = launch(c, 0, (int64_t[]){4096, 16383});
+	ck_assert(!l.resident);
+	ck_assert_uint_eq(l.smem, 16392 * 2 + 16392 * 4);
+	ck_assert_uint_eq(l.block[0], 512);
+	/* the kernel is told where each slot is: x (f16) first, then e (f32) */
+	const CgEntry *e = &c->module.entries[l.entry];
+	ck_assert_int_eq(e->path, CG_PATH_ROW);
+	ck_assert_int_eq(e->args[e->nargs - 1].kind, CGARG_SLOT);
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &e->args[e->nargs - 1]), 16392 * 2);
+	ck_assert_int_eq(l.cstride, 16392 * 2 + 16392 * 4);
 	pipe_free(c);
 	/* f16 softmax: a 4096-row in registers (4 chunks of 8 a thread, 128
 	 * threads, the entry bound to 512); at 4095 (not a multiple of 8) x
@@ -711,18 +742,14 @@ START_TEST(row_cache_slots)
 	ck_assert_uint_eq(l.block[0], 160);
 	ck_assert_uint_eq(l.smem, 160 * 64);
 	/* past what 512 threads hold counted from an unaligned start: a block a
-	 * row, x cached as f16 and e as f32, each slot over 16392 elements (the
-	 * row and its shift, in whole chunks) */
+	 * row, x cached as f16 alone, over 16392 elements (the row and its
+	 * shift, in whole chunks) */
 	l = launch(c, 0, (int64_t[]){4096, 16383});
 	ck_assert(!l.resident);
-	ck_assert_uint_eq(l.smem, 16392 * 2 + 16392 * 4);
+	ck_assert_int_eq(l.path, CG_PATH_ROW);
+	ck_assert_uint_eq(l.smem, 16392 * 2);
+	ck_assert_uint_eq(l.cstride, 16392 * 2);
 	ck_assert_uint_eq(l.block[0], 512);
-	/* the kernel is told where each slot is: x (f16) first, then xc (f32) */
-	const CgEntry *e = &c->module.entries[l.entry];
-	ck_assert_int_eq(e->path, CG_PATH_ROW);
-	ck_assert_int_eq(e->args[e->nargs - 1].kind, CGARG_SLOT);
-	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &e->args[e->nargs - 1]), 16392 * 2);
-	ck_assert_int_eq(l.cstride, 16392 * 2 + 16392 * 4);
 	pipe_free(c);
 	/* heavy (gelu, three streams): bound to 512 threads, x and r prefetched
 	 * (not b, the same every row): 2 blocks of 256 resident an SM */
