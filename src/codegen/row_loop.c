@@ -7,7 +7,9 @@
  * first pass, the only one that reads the inputs from global memory when
  * the row is cached, copies the thread's share of each cached input into
  * the cache at once (cp.async: the whole row in flight), then reads it
- * back; inputs it does not cache it loads a chunk ahead. The row cache (row_plan.c decides what is in it) is in dynamic shared
+ * back; inputs it does not cache it loads a chunk ahead (the stream entry,
+ * without a cache: a group of chunks at a time, group_chunks). The row
+ * cache (row_plan.c decides what is in it) is in dynamic shared
  * memory or in the workspace, where and at which offsets as cg_launch says
  * (fz_cws, fz_cstride, fz_so<s>): the same code either way. cg_launch takes
  * this path for rows the register path cannot hold.
@@ -163,6 +165,68 @@ static void emit_first_loads(RowK *R, const Closure *m, bool open, const char *s
 	}
 }
 
+/* The split rows' entry without a row cache (_stream) loads every pass's
+ * inputs from the L2 or DRAM, each thread a chunk of a stream at a time, so
+ * that a chunk ahead kept too few bytes in flight: ncu on the H200 gave
+ * softmax f32 1x10000019's entry 22% of DRAM's throughput (2 blocks of 512
+ * threads an SM). It takes the thread's chunks in groups instead, the
+ * group's loads issued together before any is used: up to 4 chunks, 16
+ * values a thread for the pass's leaves (column operands counted; at 32 the
+ * entries of halves spilled, softmax f16's 160 bytes). The order of the
+ * additions is the same. H200, bench/row_shapes.py, us: softmax f32
+ * 1x10000019 86.2 -> 76.7, 2x4194304 56.9 -> 49.5, 64x131072 46.6 -> 40.5,
+ * rmsnorm f32 55x151936 39.7 -> 36.0; halves (2 chunks) 1-4%. */
+static int group_chunks(const RowK *R, const Closure *m, bool all)
+{
+	int vals = 0, kept = 0;
+	for (int i = 0; i < m->nleaf; i++) {
+		vals += R->vec;
+		kept += ahead(R, m->leaf[i], all);
+	}
+	int g = kept > 0 ? 16 / vals : 1;
+	return !R->stream ? 1 : g < 1 ? 1 : g > 4 ? 4 : g;
+}
+
+/* A group's loads of the streams kept ahead, G chunks each, fz_step apart
+ * from fz_jb (l<id>[g] the chunk g). */
+static void emit_group_loads(RowK *R, const Closure *m, int G, bool all)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		if (!ahead(R, id, all))
+			continue;
+		cw_line(R->w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, G, R->vec);
+		c->vname[id] = arena_printf(c->a, "l%d[fz_g][u]", id);
+	}
+	cw_unroll(R->w);
+	cw_open(R->w, "for (int fz_g = 0; fz_g < %d; fz_g++)", G);
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		if (ahead(R, id, all))
+			cw_line(R->w, "%s", row_load(R, c->pin[id], arena_printf(c->a, "l%d[fz_g]", id),
+			                               "fz_jb + fz_g * fz_step", "fz_e"));
+	}
+	cw_close(R->w);
+}
+
+/* The loop over the thread's chunks: one at a time (j0), or in groups of G
+ * (fz_jb, then each chunk j0 of the group that is in the row). */
+static void open_chunk_loop(RowK *R, const Closure *m, const char *start, int G, bool all)
+{
+	CgW *w = R->w;
+	if (G == 1) {
+		cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
+		return;
+	}
+	cw_open(w, "for (long long fz_jb = %s; fz_jb < fz_e; fz_jb += %d * fz_step)", start, G);
+	emit_group_loads(R, m, G, all);
+	cw_unroll(w);
+	cw_open(w, "for (int fz_g = 0; fz_g < %d; fz_g++)", G);
+	cw_line(w, "const long long j0 = fz_jb + fz_g * fz_step;");
+	cw_open(w, "if (j0 < fz_e)");
+}
+
 bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
 {
 	Cg *c = R->c;
@@ -171,16 +235,17 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	/* the thread's first chunk, and a chunk's place in the cache */
 	const char *start = seg ? "fz_beg + fz_j" : "fz_j - fz_s", *at = seg ? "(j0 - fz_beg)" : "(j0 + fz_s)";
 	/* without a row cache every pass loads its inputs: each keeps a chunk
-	 * of the row's streams in flight */
+	 * of the row's streams in flight, or a group of chunks */
 	bool pipe = q == 0 || R->stream, all = q == 0;
+	int G = group_chunks(R, m, all);
 	if (q == 0)
 		emit_copies(R, m, start);
-	if (pipe)
+	if (pipe && G == 1)
 		emit_first_loads(R, m, false, start, all);
-	cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
+	open_chunk_loop(R, m, start, G, all);
 	if (q == 0)
 		emit_copied_reads(R, m, at);
-	if (pipe)
+	if (pipe && G == 1)
 		emit_first_loads(R, m, true, start, all);
 	if (!pipe || !all)
 		emit_leaf_loads(R, m, all);
@@ -197,7 +262,8 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 		if (c->ph[id] == q && !copied(R, id, q))
 			cw_line(w, "fz_cst(fz_c%d + %s, %s);", id, at, row_value_array(R, id, q));
 	}
-	cw_close(w);
+	for (int i = 0; i < (G > 1 ? 3 : 1); i++)
+		cw_close(w);
 	return true;
 }
 

@@ -1547,27 +1547,34 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
-			float l0[2][4];
-			fz_ldm(l0[1], in_x + fz_r0, fz_beg + fz_j, fz_e, fz_v0);
-			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				fz_mv(l0[0], l0[1]);
-				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
-				float r3[4];
+			for (long long fz_jb = fz_beg + fz_j; fz_jb < fz_e; fz_jb += 4 * fz_step) {
+				float l0[4][4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					r3[u] = l0[0][u]; // mean(x)
+				for (int fz_g = 0; fz_g < 4; fz_g++) {
+					fz_ldm(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
 				}
-				// a chunk all in the row: no element checked
-				if (j0 >= 0 && j0 + 4 <= fz_e) {
 #pragma unroll
-					for (int u = 0; u < 4; u++) {
-						a3 = fz_sum::f(a3, r3[u]);
-					}
-				} else {
+				for (int fz_g = 0; fz_g < 4; fz_g++) {
+					const long long j0 = fz_jb + fz_g * fz_step;
+					if (j0 < fz_e) {
+						float r3[4];
 #pragma unroll
-					for (int u = 0; u < 4; u++) {
-						if (fz_inrow(j0 + u, fz_e))
-							a3 = fz_sum::f(a3, r3[u]);
+						for (int u = 0; u < 4; u++) {
+							r3[u] = l0[fz_g][u]; // mean(x)
+						}
+						// a chunk all in the row: no element checked
+						if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+							for (int u = 0; u < 4; u++) {
+								a3 = fz_sum::f(a3, r3[u]);
+							}
+						} else {
+#pragma unroll
+							for (int u = 0; u < 4; u++) {
+								if (fz_inrow(j0 + u, fz_e))
+									a3 = fz_sum::f(a3, r3[u]);
+							}
+						}
 					}
 				}
 			}
@@ -1585,29 +1592,36 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
 		{
-			float l0[2][4];
-			fz_ldm(l0[1], in_x + fz_r0, fz_beg + fz_j, fz_e, fz_v0);
-			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				fz_mv(l0[0], l0[1]);
-				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
-				float r6[4];
+			for (long long fz_jb = fz_beg + fz_j; fz_jb < fz_e; fz_jb += 4 * fz_step) {
+				float l0[4][4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = l0[0][u] - t3; // x - mu
-					const float t5 = t4 * t4; // xc * xc
-					r6[u] = t5; // mean(xc * xc)
+				for (int fz_g = 0; fz_g < 4; fz_g++) {
+					fz_ldm(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
 				}
-				// a chunk all in the row: no element checked
-				if (j0 >= 0 && j0 + 4 <= fz_e) {
 #pragma unroll
-					for (int u = 0; u < 4; u++) {
-						a6 = fz_sum::f(a6, r6[u]);
-					}
-				} else {
+				for (int fz_g = 0; fz_g < 4; fz_g++) {
+					const long long j0 = fz_jb + fz_g * fz_step;
+					if (j0 < fz_e) {
+						float r6[4];
 #pragma unroll
-					for (int u = 0; u < 4; u++) {
-						if (fz_inrow(j0 + u, fz_e))
-							a6 = fz_sum::f(a6, r6[u]);
+						for (int u = 0; u < 4; u++) {
+							const float t4 = l0[fz_g][u] - t3; // x - mu
+							const float t5 = t4 * t4; // xc * xc
+							r6[u] = t5; // mean(xc * xc)
+						}
+						// a chunk all in the row: no element checked
+						if (j0 >= 0 && j0 + 4 <= fz_e) {
+#pragma unroll
+							for (int u = 0; u < 4; u++) {
+								a6 = fz_sum::f(a6, r6[u]);
+							}
+						} else {
+#pragma unroll
+							for (int u = 0; u < 4; u++) {
+								if (fz_inrow(j0 + u, fz_e))
+									a6 = fz_sum::f(a6, r6[u]);
+							}
+						}
 					}
 				}
 			}
@@ -1626,22 +1640,29 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
 		// epilogue: the per-element outputs
 		{
-			float l0[2][4];
-			fz_ldm(l0[1], in_x + fz_r0, fz_beg + fz_j, fz_e, fz_v0);
-			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
-				fz_mv(l0[0], l0[1]);
-				fz_ldm(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);
-				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_e);
-				float v10[4];
+			for (long long fz_jb = fz_beg + fz_j; fz_jb < fz_e; fz_jb += 2 * fz_step) {
+				float l0[2][4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = l0[0][u] - t3; // x - mu
-					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
-					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
-					v10[u] = t10;
+				for (int fz_g = 0; fz_g < 2; fz_g++) {
+					fz_ldm(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
 				}
-				fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
+#pragma unroll
+				for (int fz_g = 0; fz_g < 2; fz_g++) {
+					const long long j0 = fz_jb + fz_g * fz_step;
+					if (j0 < fz_e) {
+						float l1[4];
+						fz_ldc(l1, in_w, j0, fz_e);
+						float v10[4];
+#pragma unroll
+						for (int u = 0; u < 4; u++) {
+							const float t4 = l0[fz_g][u] - t3; // x - mu
+							const float t9 = t4 * t8; // xc * rsqrt(var + eps)
+							const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
+							v10[u] = t10;
+						}
+						fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
+					}
+				}
 			}
 		}
 		if (fz_act && threadIdx.x == 0 && fz_seg == 0)
