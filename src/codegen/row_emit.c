@@ -698,12 +698,13 @@ static bool emit_entry(RowK *R, const RowPath *rp)
  * forgetting the plan *from. The kernel's notes for cg_launch are put back
  * as they were (they describe the first plan's entries, the register
  * path's among them); the new plan's are returned in *ci. */
-static bool replan(RowK *from, RowK *to, bool narrow, bool stream, struct CgKernelInfo *ci)
+static bool replan(RowK *from, RowK *to, bool late, bool narrow, bool stream, struct CgKernelInfo *ci)
 {
 	Cg *c = from->c;
 	struct CgKernelInfo saved = *c->info;
 	row_reset(from);
-	*to = (RowK){.c = c, .k = c->k, .r = from->r, .vec = from->vec, .narrow = narrow, .stream = stream};
+	*to = (RowK){.c = c, .k = c->k, .r = from->r, .vec = from->vec, .late = late, .narrow = narrow,
+	             .stream = stream};
 	to->rowc = cg_new_stamp(c);
 	bool ok = row_plan(to);
 	*ci = *c->info;
@@ -741,24 +742,23 @@ static bool emit_path(RowK *R, const RowPath *rp)
 }
 
 /* The general loops (ROW, SPLIT), whose row cache is in shared memory or the
- * workspace: from the narrow plan where it caches fewer bytes an element
- * (rowint.h), so that longer rows fit a block and more blocks an SM; the
- * kernel's notes then describe its cache. *R becomes the plan used. */
+ * workspace: from the late plan, or the late and narrow one where it caches
+ * fewer bytes an element (rowint.h), so that longer rows fit a block and
+ * more blocks an SM; the kernel's notes then describe its cache. *R, a late
+ * plan, becomes the plan used. */
 static bool emit_cached(RowK *R, int first)
 {
 	Cg *c = R->c;
-	struct CgKernelInfo ci;
+	struct CgKernelInfo cl = *c->info, cn;
 	RowK N;
-	if (!replan(R, &N, true, false, &ci))
+	if (!replan(R, &N, true, true, false, &cn))
 		return false;
 	*R = N;
-	if (cache_width(&ci) < cache_width(c->info)) {
-		c->info->nslots = ci.nslots;
-		c->info->slot_bytes = ci.slot_bytes;
-		c->info->rowcp = ci.rowcp;
-	} else if (!replan(&N, R, false, false, &ci)) {
+	if (cache_width(&cn) >= cache_width(&cl) && !replan(&N, R, true, false, false, &cn))
 		return false;
-	}
+	c->info->nslots = cn.nslots;
+	c->info->slot_bytes = cn.slot_bytes;
+	c->info->rowcp = cn.rowcp;
 	for (size_t i = (size_t)first; i < sizeof row_paths / sizeof row_paths[0]; i++)
 		if (!emit_path(R, row_paths[i]))
 			return false;
@@ -775,7 +775,7 @@ static bool emit_stream(RowK *R)
 	struct CgKernelInfo ci;
 	RowK S;
 	int nslots = c->info->nslots;
-	bool ok = replan(R, &S, false, true, &ci);
+	bool ok = replan(R, &S, true, false, true, &ci);
 	*R = S;
 	c->info->nslots = ci.nslots;
 	ok = ok && emit_entry(&S, &row_split_path);
@@ -795,9 +795,18 @@ bool cg_row(Cg *c)
 	RowK R = {.c = c, .k = c->k, .r = c->k->rank};
 	R.vec = c->vec = cg_vec_width(c, true);
 	R.rowc = cg_new_stamp(c);
-	bool ok = row_plan(&R);
-	/* the paths that hold rows in registers, then the cached ones */
-	size_t i = 0;
+	bool ok = row_plan(&R) && emit_path(&R, &row_reg_path);
+	/* the other entries from the late plan (row_plan.c's plan_late): the
+	 * rest held in registers (its cache notes, read by the cached entries
+	 * only, are the first plan's meanwhile), then the cached ones. The
+	 * masked class is launched with the aligned class's prefetch buffer,
+	 * at least what it needs: the late plan only moves inputs out of pass 0 */
+	struct CgKernelInfo ci;
+	RowK L;
+	ok = ok && replan(&R, &L, true, false, false, &ci);
+	if (ok)
+		R = L;
+	size_t i = 1;
 	for (; ok && row_paths[i]->path != CG_PATH_ROW; i++)
 		ok = emit_path(&R, row_paths[i]);
 	ok = ok && emit_cached(&R, (int)i);

@@ -29,6 +29,7 @@
  */
 #include "codegen/rowint.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* ---- analysis ------------------------------------------------------------------ */
@@ -135,6 +136,117 @@ static bool leaf_cast(const RowK *R, const Node *n, NodeId x)
 	const Node *l = &c->g->nodes[x];
 	return n->op == OP_CAST && cg_is_leaf(c, x) && row_is_rowvar(R, x) &&
 	       (int)fz_dtype_size((fz_dtype)l->dtype) <= cg_compute_size((fz_dtype)n->dtype);
+}
+
+/* ---- late values ----------------------------------------------------------------- */
+
+/* A node's phase is the earliest pass that can compute it; a value only
+ * later passes read may be better computed there. modrms_row's `1 + scale`
+ * and `shift` (inputs of the rows) were read only by the epilogue, but
+ * computed in pass 0 and kept across the reduction: in f32 registers (the
+ * masked register class spilled 180 bytes) or in the row cache. In a late
+ * plan (R->late) an input of the rows is loaded by the first pass that
+ * reads it, and a per-element value whose every per-element operand is
+ * such an input (or a column operand, or another such value) is computed
+ * by the first pass that reads it. Outputs stay in their phase.
+ *
+ * The aligned register class, which copies pass 0's inputs a row ahead
+ * into shared memory, lost where its epilogue loaded them instead (H100,
+ * bench/row_shapes.py, us: modrms_row 4096x2048 28.6 -> 31.4, modrms_batch
+ * 8x682x3072 30.3 -> 44.0), so it keeps the plan without (row_emit.c).
+ * The others, H200, before -> late: modrms_row bf16 4095x2047 (masked
+ * class) 42.6 -> 32.4, 16760x1001 69.8 -> 57.3, 132104x127 (tiles) 46.2 ->
+ * 42.1, 400x20000 (ROW) 38.9 -> 27.6, modrms_batch bf16 8x511x4095 77.7 ->
+ * 48.6, 8x100x20000 63.6 -> 36.7. */
+static bool late_node(const RowK *R, NodeId id)
+{
+	const Kernel *k = R->k;
+	if (cg_is_leaf(R->c, id) || row_is_red(R, id) || !row_is_colv(R, id))
+		return false;
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind == PARAM_OUT && k->params[i].node == id)
+			return false;
+	return true;
+}
+
+/* The pass that computes node id (or that reads leaf id first) when the
+ * late nodes move to their first reader. */
+static int late_pass(const RowK *R, const int32_t *use, const bool *late, NodeId id)
+{
+	int p = R->c->ph[id];
+	return late[id] && use[id] != INT32_MAX && use[id] > p ? use[id] : p;
+}
+
+/* The earliest pass that reads each per-element value, the late nodes moved. */
+static void late_uses(RowK *R, int32_t *use, const bool *late)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	for (int i = 0; i < R->ntouched; i++)
+		use[R->touched[i]] = INT32_MAX;
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind == PARAM_OUT)
+			use[k->params[i].node] = c->ph[k->params[i].node];
+	for (int i = k->nnodes - 1; i >= 0; i--) {
+		NodeId id = k->nodes[i];
+		const Node *n = &c->g->nodes[id];
+		if (cg_is_leaf(c, id) || (!row_is_colv(R, id) && !row_is_red(R, id)))
+			continue;
+		int at = row_is_red(R, id) ? c->ph[id] - 1 : late_pass(R, use, late, id);
+		for (int a = 0; a < ir_ops[n->op].arity; a++)
+			if (row_is_colv(R, n->args[a]) && at < use[n->args[a]])
+				use[n->args[a]] = at;
+	}
+}
+
+/* Can late node id move to pass p: each per-element operand a constant, a
+ * column operand, an input of the rows first read there, or a late node? */
+static bool late_ok(const RowK *R, const int32_t *use, const bool *late, NodeId id, int p)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[id];
+	for (int a = 0; a < ir_ops[n->op].arity; a++) {
+		NodeId x = n->args[a];
+		const Node *xn = &c->g->nodes[x];
+		if (!row_is_colv(R, x) || xn->op == OP_CONST || late[x])
+			continue;
+		if (!cg_is_leaf(c, x) || (row_is_rowvar(R, x) && use[x] != p))
+			return false;
+	}
+	return true;
+}
+
+static void plan_late(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (!R->late || R->P == 0)
+		return;
+	int32_t *use = ARENA_ARRAY(c->a, int32_t, c->g->n + 1);
+	bool *late = ARENA_ARRAY(c->a, bool, c->g->n + 1);
+	for (int i = 0; i < k->nnodes; i++)
+		late[k->nodes[i]] = late_node(R, k->nodes[i]);
+	/* a node that cannot move keeps its operands where they are read:
+	 * again, until none is dropped */
+	for (bool again = true; again;) {
+		again = false;
+		late_uses(R, use, late);
+		for (int i = 0; i < k->nnodes; i++) {
+			NodeId id = k->nodes[i];
+			int p = late_pass(R, use, late, id);
+			if (late[id] && p > c->ph[id] && !late_ok(R, use, late, id, p)) {
+				late[id] = false;
+				again = true;
+			}
+		}
+	}
+	for (int i = 0; i < k->nnodes; i++)
+		c->ph[k->nodes[i]] = late_pass(R, use, late, k->nodes[i]);
+	for (int i = 0; i < R->ntouched; i++) {
+		NodeId id = R->touched[i];
+		if (cg_is_leaf(c, id) && row_is_colv(R, id) && row_is_rowvar(R, id) && use[id] != INT32_MAX)
+			c->ph[id] = use[id];
+	}
 }
 
 /* Values recomputed by the passes that read them instead of cached: an add,
@@ -615,6 +727,7 @@ bool row_plan(RowK *R)
 {
 	if (!analyse(R))
 		return false;
+	plan_late(R);
 	plan_remat(R);
 	plan_reads(R);
 	plan_slots(R);

@@ -74,6 +74,9 @@ struct RowK {
 	                           from the inputs (the _stream entry) */
 	bool narrow;            /* planned for a row cache in memory (the ROW and SPLIT entries):
 	                           light math of cached values recomputed too (plan_remat) */
+	bool late;              /* inputs loaded, and values of them computed, by the first pass
+	                           that reads them (plan_late): all entries but the aligned
+	                           register class, which prefetches pass 0's inputs */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
 	NodeId *cached;         /* nodes with a cache slot, and their slots */

@@ -644,6 +644,47 @@ START_TEST(split_rounds_fill_the_device)
 }
 END_TEST
 
+/* Inputs of the rows only the epilogue reads (modulated RMSNorm's scale and
+ * shift): the aligned register class copies them a row ahead with x, in
+ * pass 0; every other entry loads them in the epilogue, and the row cache
+ * holds x alone. */
+static const CgEntry *entry_of(const Compilation *c, CgPath path, bool masked)
+{
+	const CgModule *m = &c->module;
+	for (int e = 0; e < m->nentries; e++)
+		if (m->entries[e].path == path && m->entries[e].masked == masked && !m->entries[e].stream)
+			return &m->entries[e];
+	return NULL;
+}
+
+START_TEST(late_inputs)
+{
+	Compilation *c = compile_mode("in x: bf16[T, C]\nin scale: bf16[T, C]\nin shift: bf16[T, C]\n"
+	                              "out y = bf16(x * rsqrt(mean(x * x) + 1e-6) * (1 + scale) + shift)\n", true);
+	const struct CgKernelInfo *ki = &c->module.kinfo[0];
+	ck_assert_int_eq(ki->nslots, 1);
+	ck_assert_int_eq(ki->slot_bytes[0], 2);
+	ck_assert_int_eq(ki->pf_bytes, 3 * 64); /* x, scale and shift, 4 chunks of 8 bf16 a thread */
+	const CgEntry *reg = entry_of(c, CG_PATH_REG, false), *regm = entry_of(c, CG_PATH_REG, true);
+	const CgEntry *row = entry_of(c, CG_PATH_ROW, false);
+	ck_assert_ptr_nonnull(reg);
+	ck_assert_ptr_nonnull(regm);
+	ck_assert_ptr_nonnull(row);
+	const char *epi = strstr(reg->text, "// epilogue:");
+	ck_assert_ptr_nonnull(strstr(reg->text, "in_scale + fz_q"));
+	ck_assert_ptr_null(strstr(epi, "in_scale"));
+	epi = strstr(regm->text, "// epilogue:");
+	ck_assert_ptr_null(strstr(regm->text, "fz_pf1")); /* scale is not prefetched */
+	ck_assert_ptr_nonnull(strstr(epi, "in_scale"));
+	ck_assert_ptr_nonnull(strstr(reg->text, "float fz_g2[4][8];")); /* shift held across the row */
+	ck_assert_ptr_null(strstr(regm->text, "fz_g2["));                 /* not here */
+	epi = strstr(row->text, "// epilogue:");
+	ck_assert_ptr_nonnull(strstr(epi, "in_scale"));
+	ck_assert_ptr_nonnull(strstr(epi, "in_shift"));
+	pipe_free(c);
+}
+END_TEST
+
 START_TEST(row_cache_slots)
 {
 	/* layernorm: x is read again in pass 2, xc (derived) in the epilogue:
@@ -941,6 +982,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, row_schedules_by_length);
 	tcase_add_test(t, split_rounds_fill_the_device);
 	tcase_add_test(t, row_cache_slots);
+	tcase_add_test(t, late_inputs);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
 	tcase_add_test(t, vector_conditions);
