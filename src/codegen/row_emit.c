@@ -269,10 +269,15 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 	return true;
 }
 
-const char *row_value_array(RowK *R, NodeId id, int q)
+const char *row_value_array(RowK *R, NodeId id)
 {
+	const char *v = R->c->vname[id];
+	size_t n = v ? strlen(v) : 0;
+	/* a leaf: the array its element is read from ("l3[0][u]", "l3[fz_g][u]") */
+	if (cg_is_leaf(R->c, id) && n > 3 && strcmp(v + n - 3, "[u]") == 0)
+		return arena_printf(R->c->a, "%.*s", (int)(n - 3), v);
 	if (cg_is_leaf(R->c, id))
-		return arena_printf(R->c->a, q == 0 ? "l%d[0]" : "l%d", id);
+		cg_internal(R->c, "leaf %%%d of kernel %s has no chunk array", id, R->k->name);
 	return arena_printf(R->c->a, "v%d", id);
 }
 

@@ -255,12 +255,12 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && c->ph[kp->node] == q)
-			cw_line(w, "%s", row_store(R, i, "j0", "fz_e", row_value_array(R, kp->node, q)));
+			cw_line(w, "%s", row_store(R, i, "j0", "fz_e", row_value_array(R, kp->node)));
 	}
 	for (int i = 0; i < R->ncached; i++) {
 		NodeId id = R->cached[i];
 		if (c->ph[id] == q && !copied(R, id, q))
-			cw_line(w, "fz_cst(fz_c%d + %s, %s);", id, at, row_value_array(R, id, q));
+			cw_line(w, "fz_cst(fz_c%d + %s, %s);", id, at, row_value_array(R, id));
 	}
 	for (int i = 0; i < (G > 1 ? 3 : 1); i++)
 		cw_close(w);

@@ -145,7 +145,7 @@ const char *row_ptr(RowK *R, int i);
 bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg);
 /* The array holding node id's V values after the u-loop of a general loop
  * (for stores and cache writes). */
-const char *row_value_array(RowK *R, NodeId id, int q);
+const char *row_value_array(RowK *R, NodeId id);
 /* Shifted paths: the load of the chunk at j0 of stream i (`o`: the array),
  * and its store; `n` is the row's (or segment's) end. */
 const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n);

@@ -214,6 +214,17 @@ START_TEST(split_long_rows)
 }
 END_TEST
 
+/* Rows long enough for several groups of chunks a thread in the stream
+ * entry (row_loop.c's group_chunks), with an input stored as it is (its
+ * group's chunk, not the first) and halves (two chunks a group). */
+START_TEST(stream_groups)
+{
+	int64_t sizes[2][2] = {{2, 40001}, {1, 70000}};
+	check_program("groups", "in x: f32[B, N]\nout c = x\nout y = x / sum(x)\n", 2, 2, &sizes[0][0]);
+	check_program("groups_bf16", "in x: bf16[B, N]\nout c = x\nout y = bf16(x / sum(x))\n", 2, 2, &sizes[0][0]);
+}
+END_TEST
+
 /* Many short rows, as the launch's own choice stages them (TILE on the
  * emulator's device of two SMs: a tile a block on each), with column
  * operands (layernorm's weight and bias) and per-row outputs. */
@@ -469,6 +480,7 @@ static Suite *emu_suite(void)
 	tcase_set_timeout(t, 300);
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
 	tcase_add_test(t, split_long_rows);
+	tcase_add_test(t, stream_groups);
 	tcase_add_loop_test(t, staged_rows, 0, 4);
 	suite_add_tcase(s, t);
 	t = tcase_create("bounds");
