@@ -747,19 +747,19 @@ static bool emit_path(RowK *R, const RowPath *rp)
 }
 
 /* The general loops (ROW, SPLIT), whose row cache is in shared memory or the
- * workspace: from the late plan, or the late and narrow one where it caches
- * fewer bytes an element (rowint.h), so that longer rows fit a block and
- * more blocks an SM; the kernel's notes then describe its cache. *R, a late
- * plan, becomes the plan used. */
-static bool emit_cached(RowK *R, int first)
+ * workspace: from the late plan *R (its notes *cl), or the late and narrow
+ * one where it caches fewer bytes an element (rowint.h), so that longer
+ * rows fit a block and more blocks an SM; the kernel's notes then describe
+ * its cache. *R becomes the plan used. */
+static bool emit_cached(RowK *R, const struct CgKernelInfo *cl, int first)
 {
 	Cg *c = R->c;
-	struct CgKernelInfo cl = *c->info, cn;
+	struct CgKernelInfo cn;
 	RowK N;
 	if (!replan(R, &N, true, true, false, &cn))
 		return false;
 	*R = N;
-	if (cache_width(&cn) >= cache_width(&cl) && !replan(&N, R, true, false, false, &cn))
+	if (cache_width(&cn) >= cache_width(cl) && !replan(&N, R, true, false, false, &cn))
 		return false;
 	c->info->nslots = cn.nslots;
 	c->info->slot_bytes = cn.slot_bytes;
@@ -814,7 +814,7 @@ bool cg_row(Cg *c)
 	size_t i = 1;
 	for (; ok && row_paths[i]->path != CG_PATH_ROW; i++)
 		ok = emit_path(&R, row_paths[i]);
-	ok = ok && emit_cached(&R, (int)i);
+	ok = ok && emit_cached(&R, &ci, (int)i);
 	/* split rows without a cache, where the kernel has one */
 	if (ok && R.P > 0 && c->info->nslots > 0)
 		ok = emit_stream(&R);

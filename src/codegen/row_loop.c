@@ -211,7 +211,8 @@ static void emit_group_loads(RowK *R, const Closure *m, int G, bool all)
 }
 
 /* The loop over the thread's chunks: one at a time (j0), or in groups of G
- * (fz_jb, then each chunk j0 of the group that is in the row). */
+ * (fz_jb, then each chunk j0 of the group that is in the row: three blocks,
+ * which close_chunk_loop closes). */
 static void open_chunk_loop(RowK *R, const Closure *m, const char *start, int G, bool all)
 {
 	CgW *w = R->w;
@@ -225,6 +226,12 @@ static void open_chunk_loop(RowK *R, const Closure *m, const char *start, int G,
 	cw_open(w, "for (int fz_g = 0; fz_g < %d; fz_g++)", G);
 	cw_line(w, "const long long j0 = fz_jb + fz_g * fz_step;");
 	cw_open(w, "if (j0 < fz_e)");
+}
+
+static void close_chunk_loop(RowK *R, int G)
+{
+	for (int i = 0; i < (G > 1 ? 3 : 1); i++)
+		cw_close(R->w);
 }
 
 bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
@@ -262,8 +269,7 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 		if (c->ph[id] == q && !copied(R, id, q))
 			cw_line(w, "fz_cst(fz_c%d + %s, %s);", id, at, row_value_array(R, id));
 	}
-	for (int i = 0; i < (G > 1 ? 3 : 1); i++)
-		cw_close(w);
+	close_chunk_loop(R, G);
 	return true;
 }
 

@@ -160,13 +160,7 @@ static bool leaf_cast(const RowK *R, const Node *n, NodeId x)
  * 48.6, 8x100x20000 63.6 -> 36.7. */
 static bool late_node(const RowK *R, NodeId id)
 {
-	const Kernel *k = R->k;
-	if (cg_is_leaf(R->c, id) || row_is_red(R, id) || !row_is_colv(R, id))
-		return false;
-	for (int i = 0; i < k->nparams; i++)
-		if (k->params[i].kind == PARAM_OUT && k->params[i].node == id)
-			return false;
-	return true;
+	return !cg_is_leaf(R->c, id) && !row_is_red(R, id) && row_is_colv(R, id) && row_param_of(R, id, PARAM_OUT) < 0;
 }
 
 /* The pass that computes node id (or that reads leaf id first) when the
