@@ -765,6 +765,37 @@ static const char pre_split[] =
 	"\treturn __shfl_sync(0xffffffffu, a, 0);\n"
 	"}\n";
 
+static const char pre_online[] =
+	"// Online sums (row_plan.c): sum(exp(u - max(u))) accumulated in max(u)'s pass,\n"
+	"// relative to the largest u seen so far. fz_rescale brings a sum relative to\n"
+	"// maximum `from` to maximum `to` (not less, or NaN): unchanged where they are\n"
+	"// equal (-inf included: nothing added yet).\n"
+	"__device__ __forceinline__ float fz_rescale(float s, float from, float to)\n"
+	"{\n"
+	"\treturn from == to ? s : s * expf(from - to);\n"
+	"}\n"
+	"// An online sum's S partials (stride nr), each relative to its block's maximum\n"
+	"// (pm), brought to the row's maximum M and added in fz_gather's order.\n"
+	"__device__ __noinline__ float fz_gather_online(const unsigned long long *ps, const unsigned long long *pm,\n"
+	"                                               float M, int S, int nr)\n"
+	"{\n"
+	"\tconst int lane = threadIdx.x & 31;\n"
+	"\tfloat a = 0.0f;\n"
+	"\tfor (int s = lane; s < S; s += 32) {\n"
+	"\t\tfloat v, m;\n"
+	"\t\tfz_unbits(v, *(const volatile unsigned long long *)(ps + (long long)s * nr));\n"
+	"\t\tfz_unbits(m, *(const volatile unsigned long long *)(pm + (long long)s * nr));\n"
+	"\t\ta = s == lane ? fz_rescale(v, m, M) : a + fz_rescale(v, m, M);\n"
+	"\t}\n"
+	"#pragma unroll\n"
+	"\tfor (int o = 16; o > 0; o >>= 1) {\n"
+	"\t\tconst float v = __shfl_down_sync(0xffffffffu, a, o);\n"
+	"\t\tif (lane + o < S && lane < o)\n"
+	"\t\t\ta = a + v;\n"
+	"\t}\n"
+	"\treturn __shfl_sync(0xffffffffu, a, 0);\n"
+	"}\n";
+
 static const char pre_tile[] =
 	"// Short rows staged through shared memory (the TILE path): a block's rows are\n"
 	"// one contiguous span b .. e-1 of each row stream, which the block's threads\n"
@@ -983,7 +1014,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 	} pieces[] = {
 		{CGH_MINMAX, pre_minmax}, {CGH_ROUND, pre_round}, {CGH_PW, pre_pw}, {CGH_BCAST, pre_bcast},
 		{CGH_ACC, pre_acc},       {CGH_ROW, pre_row},       {CGH_CPA, pre_cpa},     {CGH_REG, pre_reg},
-		{CGH_SPLIT, pre_split},
+		{CGH_SPLIT, pre_split},   {CGH_ONLINE, pre_online},
 		{CGH_TILE, pre_tile},     {CGH_DIVR, pre_divr},
 		{CGH_ROWCP, pre_rowcp},
 	};

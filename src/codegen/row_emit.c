@@ -97,7 +97,7 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 	const Kernel *k = R->k;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
-		if (c->ph[red] != q + 1)
+		if (c->ph[red] != q + 1 || row_online_max(R, red) >= 0) /* (from its max's array: emit_online) */
 			continue;
 		const Node *n = &c->g->nodes[red];
 		const char *v = cg_acc_arg(c, red), *op = cg_acc_op(n), *cm = cg_comment(c, n);
@@ -120,21 +120,82 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
  * (docs/performance.md, "General loops: whole chunks unchecked"), with the
  * store of fz_stg: log_softmax f16 525x32000 35.0 -> 30.4 us, f32 167x50257
  * 43.2 -> 40.8, layernorm bf16 511x32768 41.7 -> 40.2. */
+/* The online sums of max m over a chunk (row_plan.c's plan_online), after
+ * the plain reductions: the chunk's largest element, the sums brought to the
+ * new maximum where it grew (`fz_o<m>`: the chunk's, then the new one), then
+ * each sum's exponentials from the max's array r<m>, computed as the
+ * program writes them. Where the maximum is still -inf (every element so
+ * far -inf, or none), they are taken relative to 0, which gives the 0 they
+ * add; emit_finish makes such a row's sum NaN, as exp(-inf - -inf) is. */
+static void emit_online(RowK *R, int q, NodeId m, bool checked)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	CgW *w = R->w;
+	const char *id = cg_acc_identity(c, m);
+	c->helpers |= CGH_ONLINE | CGH_SPLIT;
+	cw_line(w, "float fz_o%d = %s;", m, id);
+	cw_unroll(w);
+	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+	cw_line(w, "%sfz_o%d = fz_max::f(fz_o%d, r%d[u]);", checked ? "if (fz_inrow(j0 + u, fz_e)) " : "", m, m, m);
+	cw_close(w);
+	cw_line(w, "fz_o%d = fz_max::f(a%d, fz_o%d);", m, m, m);
+	cw_open(w, "if (fz_o%d != a%d)", m, m);
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1 && row_online_max(R, k->reductions[i]) == m)
+			cw_line(w, "a%d = fz_rescale(a%d, a%d, fz_o%d);", k->reductions[i], k->reductions[i], m, m);
+	cw_line(w, "a%d = fz_o%d;", m, m);
+	cw_close(w);
+	cw_line(w, "const float fz_b%d = fz_o%d == %s ? 0.0f : fz_o%d;", m, m, id, m);
+	NodeId u = c->g->nodes[m].args[0];
+	const char *uname = c->vname[u], *mname = c->vname[m];
+	c->vname[u] = arena_printf(c->a, "r%d[u]", m);
+	c->vname[m] = arena_printf(c->a, "fz_b%d", m);
+	cw_unroll(w);
+	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+	if (checked)
+		cw_open(w, "if (fz_inrow(j0 + u, fz_e))");
+	int32_t done = cg_new_stamp(c);
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId s = k->reductions[i];
+		if (c->ph[s] != q + 1 || row_online_max(R, s) != m)
+			continue;
+		NodeId e = c->g->nodes[s].args[0], d = c->g->nodes[e].args[0];
+		for (int j = 0; j < 2; j++) {
+			NodeId x = j ? e : d;
+			if (c->mark2[x] == done)
+				continue;
+			c->mark2[x] = done;
+			cw_line(w, "const float t%d = %s; // %s", x, cg_node_expr(c, x), cg_comment(c, &c->g->nodes[x]));
+			c->vname[x] = arena_printf(c->a, "t%d", x);
+		}
+		cw_line(w, "a%d = %s::f(a%d, %s); // %s", s, cg_acc_op(&c->g->nodes[s]), s, cg_acc_arg(c, s),
+		        cg_comment(c, &c->g->nodes[s]));
+	}
+	if (checked)
+		cw_close(w);
+	cw_close(w);
+	c->vname[u] = uname;
+	c->vname[m] = mname;
+}
+
 static void emit_chunk_reductions(RowK *R, int q, bool open)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
 	CgW *w = R->w;
 	NodeId *red = ARENA_ARRAY(c->a, NodeId, k->nreductions + 1);
-	int nred = 0;
+	int nred = 0, nplain = 0;
 	for (int i = 0; i < k->nreductions; i++)
-		if (c->ph[k->reductions[i]] == q + 1)
+		if (c->ph[k->reductions[i]] == q + 1 && row_online_max(R, k->reductions[i]) < 0)
 			red[nred++] = k->reductions[i];
 	if (open) {
 		for (int i = 0; i < nred; i++)
 			cw_line(w, "%s r%d[%d];", cg_acc_type(c, red[i]), red[i], R->vec);
 		return;
 	}
+	for (int i = 0; i < nred; i++)
+		nplain += !row_has_online(R, red[i]);
 	if (nred == 0)
 		return;
 	cw_line(w, "// a chunk all in the row: no element checked");
@@ -142,9 +203,13 @@ static void emit_chunk_reductions(RowK *R, int q, bool open)
 	for (int checked = 0; checked < 2; checked++) {
 		if (checked)
 			cw_else(w);
-		cw_unroll(w);
-		cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+		if (nplain > 0) {
+			cw_unroll(w);
+			cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+		}
 		for (int i = 0; i < nred; i++) {
+			if (row_has_online(R, red[i]))
+				continue;
 			const char *op = cg_acc_op(&c->g->nodes[red[i]]);
 			if (checked) {
 				cw_line(w, "if (fz_inrow(j0 + u, fz_e))");
@@ -154,7 +219,11 @@ static void emit_chunk_reductions(RowK *R, int q, bool open)
 			if (checked)
 				cw_out(w);
 		}
-		cw_close(w);
+		if (nplain > 0)
+			cw_close(w);
+		for (int i = 0; i < nred; i++)
+			if (row_has_online(R, red[i]))
+				emit_online(R, q, red[i], checked);
 	}
 	cw_close(w);
 }
@@ -308,23 +377,32 @@ static void emit_finish(RowK *R, int q)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	for (int i = 0; i < k->nreductions; i++) {
-		NodeId red = k->reductions[i];
-		if (c->ph[red] != q + 1)
-			continue;
-		if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
-			cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red,
-			        cg_acc_op(&c->g->nodes[red]), red, red);
-		else
-			cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red,
-			        R->red_inline ? "_in" : "", cg_acc_op(&c->g->nodes[red]), red);
-	}
+	/* the maxima of online sums first: each thread's sum is relative to its
+	 * own maximum (fz_o<m>), brought to the block's before it is added */
+	for (int online = 0; online < 2; online++)
+		for (int i = 0; i < k->nreductions; i++) {
+			NodeId red = k->reductions[i], m = row_online_max(R, red);
+			if (c->ph[red] != q + 1 || (m >= 0) != online)
+				continue;
+			if (m >= 0)
+				cw_line(R->w, "a%d = fz_rescale(a%d, fz_o%d, a%d);", red, red, m, m);
+			if (row_has_online(R, red))
+				cw_line(R->w, "const float fz_o%d = a%d;", red, red);
+			if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
+				cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red,
+				        cg_acc_op(&c->g->nodes[red]), red, red);
+			else
+				cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red,
+				        R->red_inline ? "_in" : "", cg_acc_op(&c->g->nodes[red]), red);
+		}
 	if (R->path->exchange)
 		R->path->exchange(R, q);
 	for (int i = 0; i < k->nreductions; i++) {
-		NodeId red = k->reductions[i];
+		NodeId red = k->reductions[i], m = row_online_max(R, red);
 		if (c->ph[red] != q + 1)
 			continue;
+		if (m >= 0) /* as the program writes it: every element's exp(-inf - -inf) is NaN */
+			cw_line(R->w, "a%d = a%d == %s ? __int_as_float(0x7fffffff) : a%d;", red, m, cg_acc_identity(c, m), red);
 		const Node *n = &c->g->nodes[red];
 		const char *v = cg_acc_result(c, red, arena_printf(c->a, "a%d", red), "fz_n");
 		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), red, v, cg_comment(c, n));
@@ -783,6 +861,9 @@ static bool emit_stream(RowK *R)
 	bool ok = replan(R, &S, true, false, true, &ci);
 	*R = S;
 	c->info->nslots = ci.nslots;
+	/* its passes may finish more reductions each (online sums): the
+	 * workspace holds the most partials either plan publishes a pass */
+	c->info->nred = ci.nred > c->info->nred ? ci.nred : c->info->nred;
 	ok = ok && emit_entry(&S, &row_split_path);
 	c->info->nslots = nslots;
 	c->info->stream = ok;

@@ -138,6 +138,98 @@ static bool leaf_cast(const RowK *R, const Node *n, NodeId x)
 	       (int)fz_dtype_size((fz_dtype)l->dtype) <= cg_compute_size((fz_dtype)n->dtype);
 }
 
+/* ---- online sums ----------------------------------------------------------------- */
+
+/* Without a row cache every pass reads the inputs again from the L2 or DRAM,
+ * so softmax's stream entry read x three times: max(x), then sum(exp(x -
+ * max(x))), then the outputs. A sum of exp(u - m), m = max(u), can be
+ * accumulated in m's own pass (the "online" softmax): each thread keeps the
+ * largest u so far and the sum relative to it, multiplying the sum by
+ * exp(old - new) where the maximum grows, and the block's and the row's
+ * partial sums are brought to the row's maximum the same way before they
+ * are added (row_emit.c). exp(u - m) itself is computed as the program
+ * writes it (the same ops, u from the max's chunk array), so only the
+ * rescaling's roundings are new. Planned for the stream entry only: the
+ * cached entries read their second pass from the cache. */
+static bool is_float(const RowK *R, NodeId id)
+{
+	return !strcmp(cg_compute_type((fz_dtype)R->c->g->nodes[id].dtype), "float");
+}
+
+/* s = sum(exp(u - m)) or mean(...), m = max(u) a reduction of this kernel,
+ * everything in float: m, or -1. */
+static NodeId online_pattern(const RowK *R, NodeId s)
+{
+	Cg *c = R->c;
+	const Node *n = &c->g->nodes[s];
+	if (n->op != OP_SUM && n->op != OP_MEAN)
+		return -1;
+	NodeId e = n->args[0];
+	const Node *en = &c->g->nodes[e];
+	if (en->op != OP_EXP || cg_is_leaf(c, e))
+		return -1;
+	NodeId d = en->args[0];
+	const Node *dn = &c->g->nodes[d];
+	if (dn->op != OP_SUB || cg_is_leaf(c, d))
+		return -1;
+	NodeId u = dn->args[0], m = dn->args[1];
+	const Node *mn = &c->g->nodes[m];
+	if (mn->op != OP_MAX || mn->args[0] != u || cg_is_leaf(c, m) || !row_is_colv(R, u))
+		return -1;
+	bool in = false;
+	for (int i = 0; i < R->k->nreductions; i++)
+		in |= R->k->reductions[i] == m;
+	bool fl = is_float(R, u) && is_float(R, d) && is_float(R, e) && !strcmp(cg_acc_type(c, m), "float") &&
+	          !strcmp(cg_acc_type(c, s), "float");
+	return in && fl ? m : -1;
+}
+
+NodeId row_online_max(const RowK *R, NodeId s)
+{
+	if (!(R->c->nflags[s] & NK_ONLINE))
+		return -1;
+	const Node *e = &R->c->g->nodes[R->c->g->nodes[s].args[0]];
+	return R->c->g->nodes[e->args[0]].args[1];
+}
+
+bool row_has_online(const RowK *R, NodeId m)
+{
+	for (int i = 0; i < R->k->nreductions; i++)
+		if (row_online_max(R, R->k->reductions[i]) == m)
+			return true;
+	return false;
+}
+
+/* Mark the online sums, and move each (and what depends on it) a phase
+ * earlier: into its max's. */
+static void plan_online(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	bool any = false;
+	for (int i = 0; R->stream && i < k->nreductions; i++)
+		if (online_pattern(R, k->reductions[i]) >= 0) {
+			c->nflags[k->reductions[i]] |= NK_ONLINE;
+			any = true;
+		}
+	if (!any)
+		return;
+	R->P = 0;
+	for (int i = 0; i < k->nnodes; i++) {
+		NodeId id = k->nodes[i];
+		const Node *n = &c->g->nodes[id];
+		if (cg_is_leaf(c, id))
+			continue;
+		int ph = 0;
+		for (int a = 0; a < ir_ops[n->op].arity; a++)
+			ph = c->ph[n->args[a]] > ph ? c->ph[n->args[a]] : ph;
+		if (row_is_red(R, id))
+			ph = (c->nflags[id] & NK_ONLINE) ? c->ph[row_online_max(R, id)] : ph + 1;
+		c->ph[id] = ph;
+		R->P = row_is_red(R, id) && ph > R->P ? ph : R->P;
+	}
+}
+
 /* ---- late values ----------------------------------------------------------------- */
 
 /* A node's phase is the earliest pass that can compute it; a value only
@@ -297,9 +389,13 @@ int row_targets(RowK *R, int q, NodeId *t)
 	Cg *c = R->c;
 	const Kernel *k = R->k;
 	int n = 0;
-	for (int i = 0; i < k->nreductions; i++)
-		if (c->ph[k->reductions[i]] == q + 1)
-			t[n++] = c->g->nodes[k->reductions[i]].args[0];
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i], m = row_online_max(R, red);
+		/* an online sum's pass computes its max's operand alone (row_emit.c
+		 * computes the exponentials from it) */
+		if (c->ph[red] == q + 1)
+			t[n++] = c->g->nodes[m >= 0 ? m : red].args[0];
+	}
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && c->ph[kp->node] == q)
@@ -721,6 +817,7 @@ bool row_plan(RowK *R)
 {
 	if (!analyse(R))
 		return false;
+	plan_online(R);
 	plan_late(R);
 	plan_remat(R);
 	plan_reads(R);

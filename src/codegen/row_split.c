@@ -79,13 +79,25 @@ static void split_exchange(RowK *R, int q)
 			cw_line(w, "fz_p[fz_seg * %d + %d] = fz_bits(a%d);", NR, j++, k->reductions[i]);
 	cw_close(w);
 	cw_line(w, "fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);");
+	/* an online sum after its max: each block's sum brought to the row's
+	 * maximum from the block's (row_emit.c's emit_online) */
+	int *slot = ARENA_ARRAY(c->a, int, c->g->n + 1);
 	j = 0;
-	for (int i = 0; i < k->nreductions; i++) {
-		NodeId red = k->reductions[i];
-		if (c->ph[red] == q + 1)
-			cw_line(w, "a%d = fz_gather<%s>(a%d, fz_p + %d, fz_S, %d);", red, cg_acc_op(&c->g->nodes[red]), red, j++,
-			        NR);
-	}
+	for (int i = 0; i < k->nreductions; i++)
+		if (c->ph[k->reductions[i]] == q + 1)
+			slot[k->reductions[i]] = j++;
+	for (int online = 0; online < 2; online++)
+		for (int i = 0; i < k->nreductions; i++) {
+			NodeId red = k->reductions[i], m = row_online_max(R, red);
+			if (c->ph[red] != q + 1 || (m >= 0) != online)
+				continue;
+			if (m >= 0)
+				cw_line(w, "a%d = fz_gather_online(fz_p + %d, fz_p + %d, a%d, fz_S, %d);", red, slot[red], slot[m], m,
+				        NR);
+			else
+				cw_line(w, "a%d = fz_gather<%s>(a%d, fz_p + %d, fz_S, %d);", red, cg_acc_op(&c->g->nodes[red]), red,
+				        slot[red], NR);
+		}
 	cw_close(w);
 }
 

@@ -13,7 +13,7 @@
 
 #include "codegen/cgint.h"
 
-enum { NK_COLV = 1, NK_ROWVAR = 2, NK_SEEN = 4, NK_REMAT = 8 };
+enum { NK_COLV = 1, NK_ROWVAR = 2, NK_SEEN = 4, NK_REMAT = 8, NK_ONLINE = 16 };
 
 typedef struct Closure {
 	NodeId *comp;   /* computed in the chunk loop, ascending */
@@ -112,6 +112,11 @@ bool row_is_rowvar(const RowK *R, NodeId id);
 /* A column-varying value of an earlier pass, which pass q reads from the
  * cache rather than computes. */
 bool row_is_fread(const RowK *R, NodeId id, int q);
+/* An online sum (row_plan.c's plan_online): sum(exp(u - max(u))) accumulated
+ * in max(u)'s pass. row_online_max gives its max, or -1 for any other node;
+ * row_has_online whether reduction m is the max of one. */
+NodeId row_online_max(const RowK *R, NodeId s);
+bool row_has_online(const RowK *R, NodeId m);
 /* The targets of pass q (operands of its reductions, per-element outputs of
  * its phase, values it caches) into t; returns how many. */
 int row_targets(RowK *R, int q, NodeId *t);

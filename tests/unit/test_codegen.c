@@ -574,8 +574,11 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(l.seg, 28340);
 	ck_assert_int_eq(l.grid[0], 7);
 	ck_assert_int_eq(l.partials, 7); /* after the counters */
-	/* a counter per row group, two sets of partials (rounded to 16 bytes) */
-	ck_assert_int_eq(l.workspace, ((int64_t)l.grid[0] + (int64_t)l.grid[0] * 2 * l.grid[1] + 1) / 2 * 2 * 8);
+	/* a counter per row group, two sets of partials (rounded to 16 bytes):
+	 * two a block, the most a pass of any entry finishes (the stream
+	 * entry's, an online sum beside its max) */
+	ck_assert_int_eq(c->module.kinfo[0].nred, 2);
+	ck_assert_int_eq(l.workspace, ((int64_t)l.grid[0] + (int64_t)l.grid[0] * 2 * l.grid[1] * 2 + 1) / 2 * 2 * 8);
 	ck_assert_int_eq(l.workspace_zero, (int64_t)l.grid[0] * 8);
 	/* longer still: a block a row, the row cache in the workspace (global memory) */
 	l = launch(c, 0, (int64_t[]){1024, 1 << 24});
@@ -698,6 +701,44 @@ START_TEST(late_inputs)
 	ck_assert(!occurs_between(row->text, "// pass 1", "// epilogue:", "in_shift"));
 	ck_assert(occurs_between(row->text, "// epilogue:", "\n}", "in_scale"));
 	ck_assert(occurs_between(row->text, "// epilogue:", "\n}", "in_shift"));
+	pipe_free(c);
+}
+END_TEST
+
+/* The stream entry (no row cache) accumulates sum(exp(u - max(u))) in
+ * max(u)'s pass (row_plan.c's plan_online): softmax reads x twice there,
+ * not three times; the cached entries keep their two passes; a sum of
+ * anything else stays in its own pass. */
+static const CgEntry *stream_entry(const Compilation *c)
+{
+	for (int e = 0; e < c->module.nentries; e++)
+		if (c->module.entries[e].stream)
+			return &c->module.entries[e];
+	return NULL;
+}
+
+START_TEST(online_sums_planned)
+{
+	Compilation *c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+	const CgEntry *st = stream_entry(c), *split = entry_of(c, CG_PATH_SPLIT, false);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_ptr_nonnull(split);
+	ck_assert_ptr_nonnull(strstr(st->text, "// pass 1 of 1: max(x), sum(e)\n"));
+	ck_assert_ptr_nonnull(strstr(st->text, "fz_gather_online("));
+	ck_assert_ptr_nonnull(strstr(split->text, "// pass 2 of 2: sum(e)\n"));
+	ck_assert_ptr_null(strstr(split->text, "fz_rescale"));
+	/* two partials a block in the stream entry's one pass: the workspace holds them */
+	ck_assert_int_eq(c->module.kinfo[0].nred, 2);
+	ck_assert_int_eq(c->module.kinfo[0].npasses, 3);
+	pipe_free(c);
+	/* exp of something else, a sum of exp times x: not online */
+	c = compile_mode("in x: f32[B, N]\nin w: f32[B, N]\nm = max(x)\nout y = sum(exp(w - m))\n"
+	                 "out z = sum(exp(x - m) * x)\n", true);
+	st = stream_entry(c);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_ptr_nonnull(strstr(st->text, "// pass 2 of 2: "));
+	ck_assert_ptr_null(strstr(st->text, "fz_rescale"));
+	ck_assert_int_eq(c->module.kinfo[0].nred, 2);
 	pipe_free(c);
 }
 END_TEST
@@ -1000,6 +1041,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, split_rounds_fill_the_device);
 	tcase_add_test(t, row_cache_slots);
 	tcase_add_test(t, late_inputs);
+	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
 	tcase_add_test(t, vector_conditions);

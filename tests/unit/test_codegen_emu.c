@@ -225,6 +225,61 @@ START_TEST(stream_groups)
 }
 END_TEST
 
+/* The stream entry's online sums (row_plan.c's plan_online: sum(exp(u -
+ * max(u))) in max(u)'s pass), over rows whose maximum grows from -inf, from
+ * chunk to chunk, or stays -inf, and rows with +inf and NaN: the results are
+ * the program's as written (a row all -inf gives NaN, not the limit).
+ * Three segments a row, several groups of chunks a thread; fused, under
+ * the stream entry and the launch's choice. Loop index: the program. */
+START_TEST(online_sums)
+{
+	static const char *const srcs[] = {
+		"in x: %s[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n",
+		"in x: %s[B, N]\nm = max(x)\nout y = m + log(sum(exp(x - m)))\nout z = x - m - log(mean(exp(x - m)))\n",
+		"in x: %s[B, N]\ns = where(x > -2, x * 0.5, x)\ne = exp(s - max(s))\nout y = e / sum(e)\nout t = sum(e)\n",
+	};
+	enum { B = 9, N = 3001 };
+	static const fz_dtype ts[] = {FZ_F32, FZ_BF16};
+	for (int ti = 0; ti < 2 && have_cxx; ti++) {
+		char src[512];
+		snprintf(src, sizeof src, srcs[_i], fz_dtype_name(ts[ti]));
+		Tensor in = {.dtype = ts[ti], .rank = 2, .shape = {B, N}};
+		ck_assert(tensor_alloc(&in));
+		uint64_t z = 12345;
+		for (int64_t r = 0; r < B; r++)
+			for (int64_t j = 0; j < N; j++) {
+				z = z * 6364136223846793005ull + 1442695040888963407ull;
+				double v = (double)(z >> 11) / 9007199254740992.0 * 10 - 5;
+				switch (r) {
+				case 1: v = -INFINITY; break;                              /* all -inf: NaN */
+				case 2: v = j == N - 7 ? v : -INFINITY; break;             /* one finite, in the last segment */
+				case 3: v = j < N / 2 ? -INFINITY : v; break;              /* the maximum from -inf */
+				case 4: v = j == N / 2 ? INFINITY : v; break;              /* +inf: NaN */
+				case 5: v = j == N - 1 ? NAN : v; break;                   /* NaN */
+				case 6: v = (double)j * 0.03 - 10; break;                  /* growing at every chunk */
+				case 7: v = j % 5 ? 80 + v : -INFINITY; break;             /* exp(x) would overflow */
+				case 8: v = (double)(N - j) * 0.03 - 10; break;            /* the first chunk's maximum */
+				}
+				eval_store(ts[ti], in.data, r * N + j, (Scalar){.f = v});
+			}
+		PipeOptions opt = pipe_default_options();
+		Compilation *c = pipe_new("online", src, strlen(src), &opt);
+		ck_assert_msg(pipe_run(c) == FZ_OK, "%s", c->diag_text ? c->diag_text : "?");
+		EmuModule m;
+		emu_build(c, &m);
+		const Sched scheds[] = {SCHED_SPLIT_STREAM, SCHED_AUTO};
+		for (int si = 0; si < 2; si++) {
+			Run run = {.c = c, .m = &m, .dims = (int64_t[2]){B, N}, .sched = scheds[si], .given = &in};
+			snprintf(run.what, sizeof run.what, "online #%d %s (%s)", _i, fz_dtype_name(ts[ti]), sched_name[scheds[si]]);
+			run_plan(&run);
+		}
+		emu_free(&m);
+		pipe_free(c);
+		tensor_free(&in);
+	}
+}
+END_TEST
+
 /* Many short rows, as the launch's own choice stages them (TILE on the
  * emulator's device of two SMs: a tile a block on each), with column
  * operands (layernorm's weight and bias) and per-row outputs. */
@@ -481,6 +536,7 @@ static Suite *emu_suite(void)
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
 	tcase_add_test(t, split_long_rows);
 	tcase_add_test(t, stream_groups);
+	tcase_add_loop_test(t, online_sums, 0, 3);
 	tcase_add_loop_test(t, staged_rows, 0, 4);
 	suite_add_tcase(s, t);
 	t = tcase_create("bounds");
