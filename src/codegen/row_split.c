@@ -92,11 +92,11 @@ static void split_exchange(RowK *R, int q)
 			if (c->ph[red] != q + 1 || (m >= 0) != online)
 				continue;
 			if (m >= 0)
-				cw_line(w, "a%d = fz_gather_online(fz_p + %d, fz_p + %d, a%d, fz_S, %d);", red, slot[red], slot[m], m,
-				        NR);
+				cw_line(w, "a%d = fz_gather_online(fz_p + %d, fz_p + %d, a%d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));",
+				        red, slot[red], slot[m], m, NR);
 			else
-				cw_line(w, "a%d = fz_gather<%s>(a%d, fz_p + %d, fz_S, %d);", red, cg_acc_op(&c->g->nodes[red]), red,
-				        slot[red], NR);
+				cw_line(w, "a%d = fz_gather<%s, %s>(%s, fz_p + %d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));", red,
+				        cg_acc_op(&c->g->nodes[red]), cg_acc_type(c, red), cg_acc_identity(c, red), slot[red], NR);
 		}
 	cw_close(w);
 }

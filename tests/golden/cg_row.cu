@@ -557,29 +557,35 @@ __device__ __noinline__ void fz_barrier(unsigned long long *cnt, unsigned long l
 	}
 	__syncthreads();
 }
-// The S partials of one reduction (stride nr), combined by every warp on its
-// own in one fixed order: lane l takes partials l, l + 32, ..., then a tree
-// over the lanes, and lane 0's result goes to all. So every block gets the
-// same bits, and a warp has its loads in flight together: one after another,
-// S of them (a row split over hundreds of blocks) took longer than the pass.
-// The SPLIT path's blocks are one row of whole warps.
-template <class Op, class T> __device__ __noinline__ T fz_gather(T a, const unsigned long long *p, int S, int nr)
+// A warp's values combined, every lane with the same bits (a butterfly: Op is
+// commutative, so both lanes of a pair get the same result at every step).
+template <class Op, class T> __device__ __forceinline__ T fz_warp_all(T a)
 {
-	const int lane = threadIdx.x & 31;
-	if (lane < S)
-		fz_unbits(a, *(const volatile unsigned long long *)(p + (long long)lane * nr));
-	for (int s = lane + 32; s < S; s += 32) {
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		a = Op::f(a, __shfl_xor_sync(0xffffffffu, a, o));
+	return a;
+}
+// The S partials of one reduction (stride nr), combined in one fixed order, so
+// that every block gets the same bits, with every partial's load in flight at
+// once: up to 32, each warp takes them all (lane l partial l, the others the
+// identity `id`) and combines its lanes; more, the block's threads take them
+// (thread t partials t, t + blockDim.x, ...) and fz_reduce_in combines the
+// block (`red`: the next half of fz_red). Each lane loading partials l, l +
+// 32, ... one after another made a row over 264 blocks wait for 9 loads in a
+// row. The SPLIT path's blocks are one row of whole warps.
+template <class Op, class T> __device__ __noinline__ T fz_gather(T id, const unsigned long long *p, int S, int nr,
+                                                                unsigned long long *red)
+{
+	const bool warp = S <= 32;
+	const int t = warp ? (int)(threadIdx.x & 31) : (int)threadIdx.x, step = warp ? 32 : (int)blockDim.x;
+	T a = id;
+	for (int s = t; s < S; s += step) {
 		T v;
 		fz_unbits(v, *(const volatile unsigned long long *)(p + (long long)s * nr));
 		a = Op::f(a, v);
 	}
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1) {
-		const T v = __shfl_down_sync(0xffffffffu, a, o);
-		if (lane + o < S && lane < o)
-			a = Op::f(a, v);
-	}
-	return __shfl_sync(0xffffffffu, a, 0);
+	return warp ? fz_warp_all<Op>(a) : fz_reduce_in<Op>(a, red);
 }
 // Short rows staged through shared memory (the TILE path): a block's rows are
 // one contiguous span b .. e-1 of each row stream, which the block's threads
@@ -1442,7 +1448,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 				fz_p[fz_seg * 1 + 0] = fz_bits(a3);
 			}
 			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a3 = fz_gather<fz_sum>(a3, fz_p + 0, fz_S, 1);
+			a3 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 1, fz_red + 32 * (fz_rp++ & 1));
 		}
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
@@ -1480,7 +1486,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 				fz_p[fz_seg * 1 + 0] = fz_bits(a6);
 			}
 			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a6 = fz_gather<fz_sum>(a6, fz_p + 0, fz_S, 1);
+			a6 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 1, fz_red + 32 * (fz_rp++ & 1));
 		}
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
@@ -1586,7 +1592,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 				fz_p[fz_seg * 1 + 0] = fz_bits(a3);
 			}
 			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a3 = fz_gather<fz_sum>(a3, fz_p + 0, fz_S, 1);
+			a3 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 1, fz_red + 32 * (fz_rp++ & 1));
 		}
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
@@ -1633,7 +1639,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 				fz_p[fz_seg * 1 + 0] = fz_bits(a6);
 			}
 			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a6 = fz_gather<fz_sum>(a6, fz_p + 0, fz_S, 1);
+			a6 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 1, fz_red + 32 * (fz_rp++ & 1));
 		}
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
