@@ -97,7 +97,7 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 	const Kernel *k = R->k;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
-		if (c->ph[red] != q + 1 || row_online_max(R, red) >= 0) /* (from its max's array: emit_online) */
+		if (c->ph[red] != q + 1 || row_online_of(R, red) >= 0) /* (from its max's array: emit_online) */
 			continue;
 		const Node *n = &c->g->nodes[red];
 		const char *v = cg_acc_arg(c, red), *op = cg_acc_op(n), *cm = cg_comment(c, n);
@@ -111,46 +111,21 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 	}
 }
 
-/* The general loops' reductions of pass q, from the chunk's arrays r<red>:
- * declared before the u-loop (`open`), or added to the accumulators after
- * it, unchecked for a chunk all in the row (or segment), each element
- * checked (a 64-bit add and compare) for the row's first and last. Before,
- * every chunk paid the checks: pass 1 of layernorm bf16 511x32768's row
- * entry took 61 SASS instructions a chunk, now 38. Measured on the H100
- * (docs/performance.md, "General loops: whole chunks unchecked"), with the
- * store of fz_stg: log_softmax f16 525x32000 35.0 -> 30.4 us, f32 167x50257
- * 43.2 -> 40.8, layernorm bf16 511x32768 41.7 -> 40.2. */
-/* The online sums of max m over a chunk (row_plan.c's plan_online), after
- * the plain reductions: the chunk's largest element, the sums brought to the
- * new maximum where it grew (`fz_o<m>`: the chunk's, then the new one), then
- * each sum's exponentials from the max's array r<m>, computed as the
- * program writes them. Where the maximum is still -inf (every element so
- * far -inf, or none), they are taken relative to 0, which gives the 0 they
- * add; emit_finish makes such a row's sum NaN, as exp(-inf - -inf) is. */
-static void emit_online(RowK *R, int q, NodeId m, bool checked)
+/* ---- online sums (row_plan.c's plan_online) ------------------------------------------ */
+
+/* The terms of partner m's online sums over a chunk, from m's array r<m>
+ * (u's values), computed as the program writes them with m's value named
+ * `mval`, each added to `acc` (printf of the sum's node: "a%d" or
+ * "fz_q%d"); each element checked where `checked`. */
+static void emit_online_terms(RowK *R, int q, NodeId m, const char *mval, const char *acc, bool checked)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
 	CgW *w = R->w;
-	const char *id = cg_acc_identity(c, m);
-	c->helpers |= CGH_ONLINE | CGH_SPLIT;
-	cw_line(w, "float fz_o%d = %s;", m, id);
-	cw_unroll(w);
-	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
-	cw_line(w, "%sfz_o%d = fz_max::f(fz_o%d, r%d[u]);", checked ? "if (fz_inrow(j0 + u, fz_e)) " : "", m, m, m);
-	cw_close(w);
-	cw_line(w, "fz_o%d = fz_max::f(a%d, fz_o%d);", m, m, m);
-	cw_open(w, "if (fz_o%d != a%d)", m, m);
-	for (int i = 0; i < k->nreductions; i++)
-		if (c->ph[k->reductions[i]] == q + 1 && row_online_max(R, k->reductions[i]) == m)
-			cw_line(w, "a%d = fz_rescale(a%d, a%d, fz_o%d);", k->reductions[i], k->reductions[i], m, m);
-	cw_line(w, "a%d = fz_o%d;", m, m);
-	cw_close(w);
-	cw_line(w, "const float fz_b%d = fz_o%d == %s ? 0.0f : fz_o%d;", m, m, id, m);
 	NodeId u = c->g->nodes[m].args[0];
 	const char *uname = c->vname[u], *mname = c->vname[m];
 	c->vname[u] = arena_printf(c->a, "r%d[u]", m);
-	c->vname[m] = arena_printf(c->a, "fz_b%d", m);
+	c->vname[m] = mval;
 	cw_unroll(w);
 	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
 	if (checked)
@@ -158,7 +133,7 @@ static void emit_online(RowK *R, int q, NodeId m, bool checked)
 	int32_t done = cg_new_stamp(c);
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId s = k->reductions[i];
-		if (c->ph[s] != q + 1 || row_online_max(R, s) != m)
+		if (c->ph[s] != q + 1 || row_online_of(R, s) != m)
 			continue;
 		NodeId e = c->g->nodes[s].args[0], d = c->g->nodes[e].args[0];
 		for (int j = 0; j < 2; j++) {
@@ -169,7 +144,8 @@ static void emit_online(RowK *R, int q, NodeId m, bool checked)
 			cw_line(w, "const float t%d = %s; // %s", x, cg_node_expr(c, x), cg_comment(c, &c->g->nodes[x]));
 			c->vname[x] = arena_printf(c->a, "t%d", x);
 		}
-		cw_line(w, "a%d = %s::f(a%d, %s); // %s", s, cg_acc_op(&c->g->nodes[s]), s, cg_acc_arg(c, s),
+		const char *a = arena_printf(c->a, acc, s);
+		cw_line(w, "%s = %s::f(%s, %s); // %s", a, cg_acc_op(&c->g->nodes[s]), a, cg_acc_arg(c, s),
 		        cg_comment(c, &c->g->nodes[s]));
 	}
 	if (checked)
@@ -179,6 +155,90 @@ static void emit_online(RowK *R, int q, NodeId m, bool checked)
 	c->vname[m] = mname;
 }
 
+/* Partner m's online sums, for each of them a line of `fmt` (printf of the
+ * sum's node, three times). */
+static void each_online(RowK *R, int q, NodeId m, const char *fmt)
+{
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId s = k->reductions[i];
+		if (R->c->ph[s] == q + 1 && row_online_of(R, s) == m)
+			cw_line(R->w, fmt, s, s, s);
+	}
+}
+
+/* The online sums of max m over a chunk, after the plain reductions: the
+ * chunk's largest element, the sums brought to the new maximum where it grew
+ * (`fz_o<m>`: the chunk's, then the new one), then each sum's terms. Where
+ * the maximum is still -inf (every element so far -inf, or none), they are
+ * taken relative to 0, which gives the 0 they add; emit_finish makes such a
+ * row's sum NaN, as exp(-inf - -inf) is. */
+static void emit_online_max(RowK *R, int q, NodeId m, bool checked)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	const char *id = cg_acc_identity(c, m);
+	c->helpers |= CGH_ONLINE | CGH_SPLIT;
+	cw_line(w, "float fz_o%d = %s;", m, id);
+	cw_unroll(w);
+	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+	cw_line(w, "%sfz_o%d = fz_max::f(fz_o%d, r%d[u]);", checked ? "if (fz_inrow(j0 + u, fz_e)) " : "", m, m, m);
+	cw_close(w);
+	cw_line(w, "fz_o%d = fz_max::f(a%d, fz_o%d);", m, m, m);
+	cw_open(w, "if (fz_o%d != a%d)", m, m);
+	each_online(R, q, m, arena_printf(c->a, "a%%d = fz_rescale(a%%d, a%d, fz_o%d);", m, m));
+	cw_line(w, "a%d = fz_o%d;", m, m);
+	cw_close(w);
+	cw_line(w, "const float fz_b%d = fz_o%d == %s ? 0.0f : fz_o%d;", m, m, id, m);
+	emit_online_terms(R, q, m, arena_printf(c->a, "fz_b%d", m), "a%d", checked);
+}
+
+/* The online variances of mean m over a chunk: the chunk's sum (added to m's
+ * accumulator), count and mean, each variance's squared deviations from
+ * that mean (fz_q<s>), then merged into the thread's count fz_c<m>, mean
+ * fz_m<m> and deviations a<s> (Chan et al.: + d^2 * count * k / (count +
+ * k), d the difference of the means). A chunk of no element adds nothing. */
+static void emit_online_mean(RowK *R, int q, NodeId m, bool checked)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	cw_line(w, "float fz_s%d = 0.0f;", m);
+	if (checked)
+		cw_line(w, "float fz_k%d = 0.0f;", m);
+	cw_unroll(w);
+	cw_open(w, "for (int u = 0; u < %d; u++)", R->vec);
+	if (checked)
+		cw_open(w, "if (fz_inrow(j0 + u, fz_e))");
+	cw_line(w, "fz_s%d = fz_s%d + r%d[u];", m, m, m);
+	if (checked) {
+		cw_line(w, "fz_k%d = fz_k%d + 1.0f;", m, m);
+		cw_close(w);
+	}
+	cw_close(w);
+	if (!checked) /* V a power of two: 1/V exact */
+		cw_line(w, "const float fz_k%d = %d.0f, fz_a%d = fz_s%d * %.17gf;", m, R->vec, m, m, 1.0 / R->vec);
+	else
+		cw_line(w, "const float fz_a%d = fz_k%d > 0.0f ? fz_s%d / fz_k%d : 0.0f;", m, m, m, m);
+	cw_line(w, "a%d = fz_sum::f(a%d, fz_s%d);", m, m, m);
+	each_online(R, q, m, "float fz_q%d = 0.0f;");
+	emit_online_terms(R, q, m, arena_printf(c->a, "fz_a%d", m), "fz_q%d", checked);
+	cw_line(w, "const float fz_n%d = fz_c%d + fz_k%d, fz_d%d = fz_a%d - fz_m%d;", m, m, m, m, m, m);
+	cw_line(w, "const float fz_w%d = fz_n%d > 0.0f ? fz_k%d / fz_n%d : 0.0f;", m, m, m, m);
+	cw_line(w, "fz_m%d = fz_m%d + fz_d%d * fz_w%d;", m, m, m, m);
+	each_online(R, q, m,
+	            arena_printf(c->a, "a%%d = a%%d + fz_q%%d + fz_d%d * fz_d%d * fz_c%d * fz_w%d;", m, m, m, m));
+	cw_line(w, "fz_c%d = fz_n%d;", m, m);
+}
+
+/* The general loops' reductions of pass q, from the chunk's arrays r<red>:
+ * declared before the u-loop (`open`), or added to the accumulators after
+ * it, unchecked for a chunk all in the row (or segment), each element
+ * checked (a 64-bit add and compare) for the row's first and last. Before,
+ * every chunk paid the checks: pass 1 of layernorm bf16 511x32768's row
+ * entry took 61 SASS instructions a chunk, now 38. Measured on the H100
+ * (docs/performance.md, "General loops: whole chunks unchecked"), with the
+ * store of fz_stg: log_softmax f16 525x32000 35.0 -> 30.4 us, f32 167x50257
+ * 43.2 -> 40.8, layernorm bf16 511x32768 41.7 -> 40.2. */
 static void emit_chunk_reductions(RowK *R, int q, bool open)
 {
 	Cg *c = R->c;
@@ -187,7 +247,7 @@ static void emit_chunk_reductions(RowK *R, int q, bool open)
 	NodeId *red = ARENA_ARRAY(c->a, NodeId, k->nreductions + 1);
 	int nred = 0, nplain = 0;
 	for (int i = 0; i < k->nreductions; i++)
-		if (c->ph[k->reductions[i]] == q + 1 && row_online_max(R, k->reductions[i]) < 0)
+		if (c->ph[k->reductions[i]] == q + 1 && row_online_of(R, k->reductions[i]) < 0)
 			red[nred++] = k->reductions[i];
 	if (open) {
 		for (int i = 0; i < nred; i++)
@@ -221,9 +281,14 @@ static void emit_chunk_reductions(RowK *R, int q, bool open)
 		}
 		if (nplain > 0)
 			cw_close(w);
-		for (int i = 0; i < nred; i++)
-			if (row_has_online(R, red[i]))
-				emit_online(R, q, red[i], checked);
+		for (int i = 0; i < nred; i++) {
+			if (!row_has_online(R, red[i]))
+				continue;
+			if (c->g->nodes[red[i]].op == OP_MAX)
+				emit_online_max(R, q, red[i], checked);
+			else
+				emit_online_mean(R, q, red[i], checked);
+		}
 	}
 	cw_close(w);
 }
@@ -371,43 +436,82 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 
 /* ---- passes -------------------------------------------------------------------------- */
 
-/* After the chunk loop: combine the threads of the row (and, for split
- * rows, the blocks), then the reductions' values. */
-static void emit_finish(RowK *R, int q)
+/* A reduction's block reduction. */
+static void emit_block_reduce(RowK *R, NodeId red)
+{
+	const char *op = cg_acc_op(&R->c->g->nodes[red]);
+	if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
+		cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red, op, red,
+		        red);
+	else
+		cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red, R->red_inline ? "_in" : "", op,
+		        red);
+}
+
+/* Is reduction red of pass q combined in round `round` of its finish: 1,
+ * all but the online variances; 2, those, once their means are known. */
+static bool in_round(const RowK *R, int q, NodeId red, int round)
+{
+	return R->c->ph[red] == q + 1 && row_online_var(R, red) == (round == 2);
+}
+
+/* The values of round `round`'s reductions. */
+static void emit_results(RowK *R, int q, int round)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	/* the maxima of online sums first: each thread's sum is relative to its
-	 * own maximum (fz_o<m>), brought to the block's before it is added */
-	for (int online = 0; online < 2; online++)
-		for (int i = 0; i < k->nreductions; i++) {
-			NodeId red = k->reductions[i], m = row_online_max(R, red);
-			if (c->ph[red] != q + 1 || (m >= 0) != online)
-				continue;
-			if (m >= 0)
-				cw_line(R->w, "a%d = fz_rescale(a%d, fz_o%d, a%d);", red, red, m, m);
-			if (row_has_online(R, red))
-				cw_line(R->w, "const float fz_o%d = a%d;", red, red);
-			if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
-				cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red,
-				        cg_acc_op(&c->g->nodes[red]), red, red);
-			else
-				cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red,
-				        R->red_inline ? "_in" : "", cg_acc_op(&c->g->nodes[red]), red);
-		}
-	if (R->path->exchange)
+	if (R->path->exchange) {
+		R->xround = round;
 		R->path->exchange(R, q);
+	}
 	for (int i = 0; i < k->nreductions; i++) {
-		NodeId red = k->reductions[i], m = row_online_max(R, red);
-		if (c->ph[red] != q + 1)
+		NodeId red = k->reductions[i], m = row_online_of(R, red);
+		if (!in_round(R, q, red, round))
 			continue;
-		if (m >= 0) /* as the program writes it: every element's exp(-inf - -inf) is NaN */
+		if (m >= 0 && round == 1) /* as the program writes it: every element's exp(-inf - -inf) is NaN */
 			cw_line(R->w, "a%d = a%d == %s ? __int_as_float(0x7fffffff) : a%d;", red, m, cg_acc_identity(c, m), red);
 		const Node *n = &c->g->nodes[red];
 		const char *v = cg_acc_result(c, red, arena_printf(c->a, "a%d", red), "fz_n");
 		cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), red, v, cg_comment(c, n));
 		c->vname[red] = arena_printf(c->a, "t%d", red);
 	}
+}
+
+/* After the chunk loop: combine the threads of the row (and, for split
+ * rows, the blocks), then the reductions' values. Online sums of maxima
+ * after their maxima: each thread's sum is relative to its own maximum
+ * (fz_o<m>), brought to the block's before it is added. Online variances in
+ * a second round, after their means: each thread's squared deviations from
+ * its own mean moved to the row's (+ count * (its mean - the row's)^2). */
+static void emit_finish(RowK *R, int q)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	bool second = false;
+	for (int online = 0; online < 2; online++)
+		for (int i = 0; i < k->nreductions; i++) {
+			NodeId red = k->reductions[i], m = row_online_of(R, red);
+			second |= in_round(R, q, red, 2);
+			if (!in_round(R, q, red, 1) || (m >= 0) != online)
+				continue;
+			if (m >= 0)
+				cw_line(R->w, "a%d = fz_rescale(a%d, fz_o%d, a%d);", red, red, m, m);
+			if (row_has_online(R, red) && c->g->nodes[red].op == OP_MAX)
+				cw_line(R->w, "const float fz_o%d = a%d;", red, red);
+			emit_block_reduce(R, red);
+		}
+	emit_results(R, q, 1);
+	if (!second)
+		return;
+	for (int i = 0; i < k->nreductions; i++) {
+		NodeId red = k->reductions[i], m = row_online_of(R, red);
+		if (!in_round(R, q, red, 2))
+			continue;
+		const char *mv = cg_value(c, m);
+		cw_line(R->w, "a%d = a%d + fz_c%d * ((fz_m%d - %s) * (fz_m%d - %s));", red, red, m, m, mv, m, mv);
+		emit_block_reduce(R, red);
+	}
+	emit_results(R, q, 2);
 }
 
 /* Per-row leaves (phase 0), read once a row. */
@@ -477,8 +581,11 @@ static bool emit_pass(RowK *R, int q)
 	pass_comment(R, q);
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
-		if (c->ph[red] == q + 1)
-			cw_line(R->w, "%s a%d = %s;", cg_acc_type(c, red), red, cg_acc_identity(c, red));
+		if (c->ph[red] != q + 1)
+			continue;
+		cw_line(R->w, "%s a%d = %s;", cg_acc_type(c, red), red, cg_acc_identity(c, red));
+		if (row_has_online(R, red) && c->g->nodes[red].op == OP_MEAN) /* emit_online_mean's */
+			cw_line(R->w, "float fz_c%d = 0.0f, fz_m%d = 0.0f; /* the thread's count and mean */", red, red);
 	}
 	cw_begin(R->w);
 	emit_recips(R, &m);

@@ -142,22 +142,31 @@ static bool leaf_cast(const RowK *R, const Node *n, NodeId x)
 
 /* Without a row cache every pass reads the inputs again from the L2 or DRAM,
  * so softmax's stream entry read x three times: max(x), then sum(exp(x -
- * max(x))), then the outputs. A sum of exp(u - m), m = max(u), can be
- * accumulated in m's own pass (the "online" softmax): each thread keeps the
- * largest u so far and the sum relative to it, multiplying the sum by
- * exp(old - new) where the maximum grows, and the block's and the row's
- * partial sums are brought to the row's maximum the same way before they
- * are added (row_emit.c). exp(u - m) itself is computed as the program
- * writes it (the same ops, u from the max's chunk array), so only the
- * rescaling's roundings are new. Planned for the stream entry only: the
- * cached entries read their second pass from the cache. */
+ * max(x))), then the outputs; layernorm's, mean(x), then mean((x - mean(x))^2),
+ * then the outputs. Such a sum is accumulated in its partner's pass instead
+ * ("online"), in the stream entry only (the cached entries read their later
+ * passes from the cache):
+ *
+ * - sum(exp(u - m)), m = max(u) (softmax): each thread keeps the largest u so
+ *   far and the sum relative to it, multiplied by exp(old - new) where the
+ *   maximum grows; the block's and the row's partial sums are brought to the
+ *   row's maximum the same way before they are added;
+ * - sum((u - m) * (u - m)), m = mean(u) (variance): each thread keeps the
+ *   count, mean and squared deviations of its elements, a chunk's merged in
+ *   (Chan, Golub and LeVeque); once the row's mean is known (after the
+ *   partner's exchange), each thread's deviations are moved to it (+ count *
+ *   (mean - row's mean)^2) and added, in an exchange of their own.
+ *
+ * Either may be a mean instead of a sum. The terms are computed as the
+ * program writes them (its own ops, u from the partner's chunk array), so
+ * only the merging's roundings are new (row_emit.c). */
 static bool is_float(const RowK *R, NodeId id)
 {
 	return !strcmp(cg_compute_type((fz_dtype)R->c->g->nodes[id].dtype), "float");
 }
 
-/* s = sum(exp(u - m)) or mean(...), m = max(u) a reduction of this kernel,
- * everything in float: m, or -1. */
+/* s = sum or mean of exp(u - m), m = max(u), or of (u - m) * (u - m), m =
+ * mean(u), m a reduction of this kernel, everything in float: m, or -1. */
 static NodeId online_pattern(const RowK *R, NodeId s)
 {
 	Cg *c = R->c;
@@ -166,7 +175,8 @@ static NodeId online_pattern(const RowK *R, NodeId s)
 		return -1;
 	NodeId e = n->args[0];
 	const Node *en = &c->g->nodes[e];
-	if (en->op != OP_EXP || cg_is_leaf(c, e))
+	bool sq = en->op == OP_MUL && en->args[0] == en->args[1];
+	if ((en->op != OP_EXP && !sq) || cg_is_leaf(c, e))
 		return -1;
 	NodeId d = en->args[0];
 	const Node *dn = &c->g->nodes[d];
@@ -174,7 +184,7 @@ static NodeId online_pattern(const RowK *R, NodeId s)
 		return -1;
 	NodeId u = dn->args[0], m = dn->args[1];
 	const Node *mn = &c->g->nodes[m];
-	if (mn->op != OP_MAX || mn->args[0] != u || cg_is_leaf(c, m) || !row_is_colv(R, u))
+	if (mn->op != (sq ? OP_MEAN : OP_MAX) || mn->args[0] != u || cg_is_leaf(c, m) || !row_is_colv(R, u))
 		return -1;
 	bool in = false;
 	for (int i = 0; i < R->k->nreductions; i++)
@@ -184,7 +194,7 @@ static NodeId online_pattern(const RowK *R, NodeId s)
 	return in && fl ? m : -1;
 }
 
-NodeId row_online_max(const RowK *R, NodeId s)
+NodeId row_online_of(const RowK *R, NodeId s)
 {
 	if (!(R->c->nflags[s] & NK_ONLINE))
 		return -1;
@@ -192,16 +202,22 @@ NodeId row_online_max(const RowK *R, NodeId s)
 	return R->c->g->nodes[e->args[0]].args[1];
 }
 
+bool row_online_var(const RowK *R, NodeId s)
+{
+	NodeId m = row_online_of(R, s);
+	return m >= 0 && R->c->g->nodes[m].op == OP_MEAN;
+}
+
 bool row_has_online(const RowK *R, NodeId m)
 {
 	for (int i = 0; i < R->k->nreductions; i++)
-		if (row_online_max(R, R->k->reductions[i]) == m)
+		if (row_online_of(R, R->k->reductions[i]) == m)
 			return true;
 	return false;
 }
 
 /* Mark the online sums, and move each (and what depends on it) a phase
- * earlier: into its max's. */
+ * earlier: into its partner's. */
 static void plan_online(RowK *R)
 {
 	Cg *c = R->c;
@@ -224,7 +240,7 @@ static void plan_online(RowK *R)
 		for (int a = 0; a < ir_ops[n->op].arity; a++)
 			ph = c->ph[n->args[a]] > ph ? c->ph[n->args[a]] : ph;
 		if (row_is_red(R, id))
-			ph = (c->nflags[id] & NK_ONLINE) ? c->ph[row_online_max(R, id)] : ph + 1;
+			ph = (c->nflags[id] & NK_ONLINE) ? c->ph[row_online_of(R, id)] : ph + 1;
 		c->ph[id] = ph;
 		R->P = row_is_red(R, id) && ph > R->P ? ph : R->P;
 	}
@@ -390,9 +406,9 @@ int row_targets(RowK *R, int q, NodeId *t)
 	const Kernel *k = R->k;
 	int n = 0;
 	for (int i = 0; i < k->nreductions; i++) {
-		NodeId red = k->reductions[i], m = row_online_max(R, red);
-		/* an online sum's pass computes its max's operand alone (row_emit.c
-		 * computes the exponentials from it) */
+		NodeId red = k->reductions[i], m = row_online_of(R, red);
+		/* an online sum's pass computes its partner's operand alone (row_emit.c
+		 * computes the terms from it) */
 		if (c->ph[red] == q + 1)
 			t[n++] = c->g->nodes[m >= 0 ? m : red].args[0];
 	}

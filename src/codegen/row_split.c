@@ -62,7 +62,15 @@ static bool split_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int 
 	return row_loop_chunks(R, q, m, t, nt, true);
 }
 
-/* Every block of the row gets every block's partial results of pass q. */
+/* Does this exchange (R->xround, row_emit.c's emit_finish) combine reduction
+ * red of pass q: in round 1 all but the online variances, in round 2 those. */
+static bool here(const RowK *R, int q, NodeId red)
+{
+	return R->c->ph[red] == q + 1 && row_online_var(R, red) == (R->xround == 2);
+}
+
+/* Every block of the row gets every block's partial results of pass q (of
+ * this round). */
 static void split_exchange(RowK *R, int q)
 {
 	Cg *c = R->c;
@@ -75,7 +83,7 @@ static void split_exchange(RowK *R, int q)
 	cw_open(w, "if (threadIdx.x == 0)");
 	int j = 0;
 	for (int i = 0; i < k->nreductions; i++)
-		if (c->ph[k->reductions[i]] == q + 1)
+		if (here(R, q, k->reductions[i]))
 			cw_line(w, "fz_p[fz_seg * %d + %d] = fz_bits(a%d);", NR, j++, k->reductions[i]);
 	cw_close(w);
 	cw_line(w, "fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);");
@@ -84,14 +92,14 @@ static void split_exchange(RowK *R, int q)
 	int *slot = ARENA_ARRAY(c->a, int, c->g->n + 1);
 	j = 0;
 	for (int i = 0; i < k->nreductions; i++)
-		if (c->ph[k->reductions[i]] == q + 1)
+		if (here(R, q, k->reductions[i]))
 			slot[k->reductions[i]] = j++;
 	for (int online = 0; online < 2; online++)
 		for (int i = 0; i < k->nreductions; i++) {
-			NodeId red = k->reductions[i], m = row_online_max(R, red);
-			if (c->ph[red] != q + 1 || (m >= 0) != online)
+			NodeId red = k->reductions[i], m = row_online_of(R, red);
+			if (!here(R, q, red) || (m >= 0 && !row_online_var(R, red)) != online)
 				continue;
-			if (m >= 0)
+			if (m >= 0 && !row_online_var(R, red))
 				cw_line(w, "a%d = fz_gather_online(fz_p + %d, fz_p + %d, a%d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));",
 				        red, slot[red], slot[m], m, NR);
 			else

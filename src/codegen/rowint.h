@@ -95,6 +95,8 @@ struct RowK {
 	const RowPath *path;
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
+	int xround;             /* split rows: the exchange being written, 1 or 2 (the online
+	                           variances', after their partners': row_emit.c) */
 	CgW *w;                 /* its body */
 	bool *used;             /* per param: used by its code */
 };
@@ -112,10 +114,13 @@ bool row_is_rowvar(const RowK *R, NodeId id);
 /* A column-varying value of an earlier pass, which pass q reads from the
  * cache rather than computes. */
 bool row_is_fread(const RowK *R, NodeId id, int q);
-/* An online sum (row_plan.c's plan_online): sum(exp(u - max(u))) accumulated
- * in max(u)'s pass. row_online_max gives its max, or -1 for any other node;
- * row_has_online whether reduction m is the max of one. */
-NodeId row_online_max(const RowK *R, NodeId s);
+/* An online sum (row_plan.c's plan_online): sum(exp(u - max(u))) or
+ * sum((u - mean(u))^2) accumulated in its partner's pass (max(u), mean(u)).
+ * row_online_of gives its partner, or -1 for any other node; row_online_var
+ * whether it is the second kind; row_has_online whether reduction m is the
+ * partner of one. */
+NodeId row_online_of(const RowK *R, NodeId s);
+bool row_online_var(const RowK *R, NodeId s);
 bool row_has_online(const RowK *R, NodeId m);
 /* The targets of pass q (operands of its reductions, per-element outputs of
  * its phase, values it caches) into t; returns how many. */

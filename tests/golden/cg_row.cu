@@ -1514,7 +1514,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 	}
 }
 
-// ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
+// ---- kernel cg_row_k0: rows of [R, C], 1 pass over each row, then the epilogue
 // cg_row_k0_stream: several blocks a row, partial results exchanged through the workspace, no row cache: each pass reads its inputs again
 // Chosen for rows too few to fill the device, whose segments would be too long to cache.
 extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
@@ -1550,8 +1550,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 		const long long fz_vn = fz_n + fz_s, fz_vb = fz_seg * fz_len < fz_vn ? fz_seg * fz_len : fz_vn;
 		const long long fz_beg = fz_vb - fz_s, fz_end = (fz_vb + fz_len < fz_vn ? fz_vb + fz_len : fz_vn) - fz_s;
 		const long long fz_e = fz_act ? fz_end : fz_beg;
-		// pass 1 of 2: mean(x)
+		// pass 1 of 1: mean(x), mean(xc * xc)
 		float a3 = 0.0f;
+		float fz_c3 = 0.0f, fz_m3 = 0.0f; /* the thread's count and mean */
+		float a6 = 0.0f;
 		{
 			for (long long fz_jb = fz_beg + fz_j; fz_jb < fz_e; fz_jb += 4 * fz_step) {
 				float l0[4][4];
@@ -1570,16 +1572,51 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 						}
 						// a chunk all in the row: no element checked
 						if (j0 >= 0 && j0 + 4 <= fz_e) {
+							float fz_s3 = 0.0f;
 #pragma unroll
 							for (int u = 0; u < 4; u++) {
-								a3 = fz_sum::f(a3, r3[u]);
+								fz_s3 = fz_s3 + r3[u];
 							}
+							const float fz_k3 = 4.0f, fz_a3 = fz_s3 * 0.25f;
+							a3 = fz_sum::f(a3, fz_s3);
+							float fz_q6 = 0.0f;
+#pragma unroll
+							for (int u = 0; u < 4; u++) {
+								const float t4 = r3[u] - fz_a3; // x - mu
+								const float t5 = t4 * t4; // xc * xc
+								fz_q6 = fz_sum::f(fz_q6, t5); // mean(xc * xc)
+							}
+							const float fz_n3 = fz_c3 + fz_k3, fz_d3 = fz_a3 - fz_m3;
+							const float fz_w3 = fz_n3 > 0.0f ? fz_k3 / fz_n3 : 0.0f;
+							fz_m3 = fz_m3 + fz_d3 * fz_w3;
+							a6 = a6 + fz_q6 + fz_d3 * fz_d3 * fz_c3 * fz_w3;
+							fz_c3 = fz_n3;
 						} else {
+							float fz_s3 = 0.0f;
+							float fz_k3 = 0.0f;
 #pragma unroll
 							for (int u = 0; u < 4; u++) {
-								if (fz_inrow(j0 + u, fz_e))
-									a3 = fz_sum::f(a3, r3[u]);
+								if (fz_inrow(j0 + u, fz_e)) {
+									fz_s3 = fz_s3 + r3[u];
+									fz_k3 = fz_k3 + 1.0f;
+								}
 							}
+							const float fz_a3 = fz_k3 > 0.0f ? fz_s3 / fz_k3 : 0.0f;
+							a3 = fz_sum::f(a3, fz_s3);
+							float fz_q6 = 0.0f;
+#pragma unroll
+							for (int u = 0; u < 4; u++) {
+								if (fz_inrow(j0 + u, fz_e)) {
+									const float t4 = r3[u] - fz_a3; // x - mu
+									const float t5 = t4 * t4; // xc * xc
+									fz_q6 = fz_sum::f(fz_q6, t5); // mean(xc * xc)
+								}
+							}
+							const float fz_n3 = fz_c3 + fz_k3, fz_d3 = fz_a3 - fz_m3;
+							const float fz_w3 = fz_n3 > 0.0f ? fz_k3 / fz_n3 : 0.0f;
+							fz_m3 = fz_m3 + fz_d3 * fz_w3;
+							a6 = a6 + fz_q6 + fz_d3 * fz_d3 * fz_c3 * fz_w3;
+							fz_c3 = fz_n3;
 						}
 					}
 				}
@@ -1587,59 +1624,23 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 		}
 		a3 = fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1));
 		{
-			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
+			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 2;
 			if (threadIdx.x == 0) {
-				fz_p[fz_seg * 1 + 0] = fz_bits(a3);
+				fz_p[fz_seg * 2 + 0] = fz_bits(a3);
 			}
 			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a3 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 1, fz_red + 32 * (fz_rp++ & 1));
+			a3 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 2, fz_red + 32 * (fz_rp++ & 1));
 		}
 		const float t3 = a3 / (float)fz_n; // mean(x)
-		// pass 2 of 2: mean(xc * xc)
-		float a6 = 0.0f;
-		{
-			for (long long fz_jb = fz_beg + fz_j; fz_jb < fz_e; fz_jb += 4 * fz_step) {
-				float l0[4][4];
-#pragma unroll
-				for (int fz_g = 0; fz_g < 4; fz_g++) {
-					fz_ldm(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
-				}
-#pragma unroll
-				for (int fz_g = 0; fz_g < 4; fz_g++) {
-					const long long j0 = fz_jb + fz_g * fz_step;
-					if (j0 < fz_e) {
-						float r6[4];
-#pragma unroll
-						for (int u = 0; u < 4; u++) {
-							const float t4 = l0[fz_g][u] - t3; // x - mu
-							const float t5 = t4 * t4; // xc * xc
-							r6[u] = t5; // mean(xc * xc)
-						}
-						// a chunk all in the row: no element checked
-						if (j0 >= 0 && j0 + 4 <= fz_e) {
-#pragma unroll
-							for (int u = 0; u < 4; u++) {
-								a6 = fz_sum::f(a6, r6[u]);
-							}
-						} else {
-#pragma unroll
-							for (int u = 0; u < 4; u++) {
-								if (fz_inrow(j0 + u, fz_e))
-									a6 = fz_sum::f(a6, r6[u]);
-							}
-						}
-					}
-				}
-			}
-		}
+		a6 = a6 + fz_c3 * ((fz_m3 - t3) * (fz_m3 - t3));
 		a6 = fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1));
 		{
-			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 1;
+			unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * fz_S * 2;
 			if (threadIdx.x == 0) {
-				fz_p[fz_seg * 1 + 0] = fz_bits(a6);
+				fz_p[fz_seg * 2 + 0] = fz_bits(a6);
 			}
 			fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);
-			a6 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 1, fz_red + 32 * (fz_rp++ & 1));
+			a6 = fz_gather<fz_sum, float>(0.0f, fz_p + 0, fz_S, 2, fz_red + 32 * (fz_rp++ & 1));
 		}
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps

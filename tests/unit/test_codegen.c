@@ -731,6 +731,18 @@ START_TEST(online_sums_planned)
 	ck_assert_int_eq(c->module.kinfo[0].nred, 2);
 	ck_assert_int_eq(c->module.kinfo[0].npasses, 3);
 	pipe_free(c);
+	/* layernorm's variance, in its mean's pass, combined after it */
+	c = compile_mode("in x: f32[B, N]\nmu = mean(x)\nxc = x - mu\nout y = xc * rsqrt(mean(xc * xc) + 1e-5)\n", true);
+	st = stream_entry(c);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_ptr_nonnull(strstr(st->text, "// pass 1 of 1: mean(x), mean(xc * xc)\n"));
+	ck_assert_ptr_null(strstr(st->text, "// pass 2"));
+	/* two exchanges, the deviations moved to the row's mean between them */
+	const char *x1 = strstr(st->text, "fz_barrier("), *x2 = x1 ? strstr(x1 + 1, "fz_barrier(") : NULL;
+	const char *mv = x1 ? strstr(x1, "* ((fz_m") : NULL;
+	ck_assert(x1 && x2 && mv && mv < x2 && !strstr(x2 + 1, "fz_barrier("));
+	ck_assert_ptr_nonnull(strstr(entry_of(c, CG_PATH_SPLIT, false)->text, "// pass 2 of 2: mean(xc * xc)\n"));
+	pipe_free(c);
 	/* exp of something else, a sum of exp times x: not online */
 	c = compile_mode("in x: f32[B, N]\nin w: f32[B, N]\nm = max(x)\nout y = sum(exp(w - m))\n"
 	                 "out z = sum(exp(x - m) * x)\n", true);

@@ -226,9 +226,10 @@ START_TEST(stream_groups)
 END_TEST
 
 /* The stream entry's online sums (row_plan.c's plan_online: sum(exp(u -
- * max(u))) in max(u)'s pass), over rows whose maximum grows from -inf, from
- * chunk to chunk, or stays -inf, and rows with +inf and NaN: the results are
- * the program's as written (a row all -inf gives NaN, not the limit).
+ * max(u))) in max(u)'s pass, sum((u - mean(u))^2) in mean(u)'s), over rows
+ * whose maximum grows from -inf, from chunk to chunk, or stays -inf, rows
+ * with +inf and NaN, and far from 0 (row 9): the results are the program's
+ * as written (a row all -inf gives NaN, not the limit).
  * Three segments a row, several groups of chunks a thread; fused, under
  * the stream entry and the launch's choice. Loop index: the program. */
 START_TEST(online_sums)
@@ -237,8 +238,11 @@ START_TEST(online_sums)
 		"in x: %s[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n",
 		"in x: %s[B, N]\nm = max(x)\nout y = m + log(sum(exp(x - m)))\nout z = x - m - log(mean(exp(x - m)))\n",
 		"in x: %s[B, N]\ns = where(x > -2, x * 0.5, x)\ne = exp(s - max(s))\nout y = e / sum(e)\nout t = sum(e)\n",
+		/* the variance's kind: a mean and the sums of squared deviations from it */
+		"in x: %s[B, N]\nmu = mean(x)\nxc = x - mu\nv = mean(xc * xc)\nout y = xc * rsqrt(v + 1e-5)\nout v2 = v\n"
+		"out s = sum(xc * xc)\n",
 	};
-	enum { B = 9, N = 3001 };
+	enum { B = 10, N = 3001 };
 	static const fz_dtype ts[] = {FZ_F32, FZ_BF16};
 	for (int ti = 0; ti < 2 && have_cxx; ti++) {
 		char src[512];
@@ -259,6 +263,7 @@ START_TEST(online_sums)
 				case 6: v = (double)j * 0.03 - 10; break;                  /* growing at every chunk */
 				case 7: v = j % 5 ? 80 + v : -INFINITY; break;             /* exp(x) would overflow */
 				case 8: v = (double)(N - j) * 0.03 - 10; break;            /* the first chunk's maximum */
+				case 9: v = 3000 + v * 0.01; break;                        /* a mean far from 0 */
 				}
 				eval_store(ts[ti], in.data, r * N + j, (Scalar){.f = v});
 			}
@@ -536,7 +541,7 @@ static Suite *emu_suite(void)
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
 	tcase_add_test(t, split_long_rows);
 	tcase_add_test(t, stream_groups);
-	tcase_add_loop_test(t, online_sums, 0, 3);
+	tcase_add_loop_test(t, online_sums, 0, 4);
 	tcase_add_loop_test(t, staged_rows, 0, 4);
 	suite_add_tcase(s, t);
 	t = tcase_create("bounds");
