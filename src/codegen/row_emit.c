@@ -97,7 +97,7 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 	const Kernel *k = R->k;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i];
-		if (c->ph[red] != q + 1 || row_online_of(R, red) >= 0) /* (from its max's array: emit_online) */
+		if (c->ph[red] != q + 1 || row_online_of(R, red) >= 0) /* (from its partner's array: emit_online_terms) */
 			continue;
 		const Node *n = &c->g->nodes[red];
 		const char *v = cg_acc_arg(c, red), *op = cg_acc_op(n), *cm = cg_comment(c, n);

@@ -87,19 +87,20 @@ static void split_exchange(RowK *R, int q)
 			cw_line(w, "fz_p[fz_seg * %d + %d] = fz_bits(a%d);", NR, j++, k->reductions[i]);
 	cw_close(w);
 	cw_line(w, "fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);");
-	/* an online sum after its max: each block's sum brought to the row's
-	 * maximum from the block's (row_emit.c's emit_online) */
+	/* an online sum of a max after the max: each block's sum brought to the
+	 * row's maximum from the block's (row_emit.c's emit_online_max) */
 	int *slot = ARENA_ARRAY(c->a, int, c->g->n + 1);
 	j = 0;
 	for (int i = 0; i < k->nreductions; i++)
 		if (here(R, q, k->reductions[i]))
 			slot[k->reductions[i]] = j++;
-	for (int online = 0; online < 2; online++)
+	for (int after = 0; after < 2; after++)
 		for (int i = 0; i < k->nreductions; i++) {
 			NodeId red = k->reductions[i], m = row_online_of(R, red);
-			if (!here(R, q, red) || (m >= 0 && !row_online_var(R, red)) != online)
+			bool of_max = m >= 0 && !row_online_var(R, red);
+			if (!here(R, q, red) || of_max != after)
 				continue;
-			if (m >= 0 && !row_online_var(R, red))
+			if (of_max)
 				cw_line(w, "a%d = fz_gather_online(fz_p + %d, fz_p + %d, a%d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));",
 				        red, slot[red], slot[m], m, NR);
 			else
