@@ -134,6 +134,7 @@ typedef enum CgRule {
 	CG_RULE_SPLIT_FEW,      /* too few rows to fill the device */
 	CG_RULE_SPLIT_LONG,     /* rows too long for one block's shared memory */
 	CG_RULE_SPLIT_STREAM,   /* few rows whose segments are too long to cache: no cache */
+	CG_RULE_SPLIT_BARE,     /* few rows of a kernel that caches nothing: the same entry */
 	CG_RULE_TILE,           /* short rows, many: staged through shared memory */
 	CG_RULE_ONE,            /* rows of one element: the row kernel's pointwise entry */
 	CG_RULE_FORCED          /* cg_launch_forced */

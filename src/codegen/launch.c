@@ -246,7 +246,11 @@ static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, Choice *ch
  * 289.3 -> 162.7 us, 9x1000003 (36 MB, 7 rows at a time) 59.9 -> 53.0,
  * layernorm f32 63x131072 (52 at a time) 72.7 -> 58.1, bf16 130x128256 (66
  * at a time) 79.2 -> 67.5; but 33x1000003 (132 MB, 7 at a time) 154.2 ->
- * 170.2, so that one stays. */
+ * 170.2, so that one stays. A kernel that caches nothing takes it for every
+ * few rows (CG_RULE_SPLIT_BARE), its SPLIT entry having one block an SM and
+ * a chunk ahead: H100 (docs/performance.md, "Row reductions alone take the
+ * stream entry"), sum(x * x) bf16 4x4194304 26.7 -> 21.6 us, f32 64x131072
+ * 23.7 -> 19.4, max and mean of f16 17x1000003 34.7 -> 23.2. */
 static bool stream_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -257,7 +261,8 @@ static bool stream_rules(const Sizes *z, Choice *ch)
 	if (S < 2)
 		return false;
 	*ch = (Choice){.path = CG_PATH_SPLIT, .stream = true, .cache = CG_CACHE_NONE, .G = T, .R = 1, .S = S,
-	               .grid = min64(cap / S, z->rows), .rule = CG_RULE_SPLIT_STREAM};
+	               .grid = min64(cap / S, z->rows),
+	               .rule = ki->nslots > 0 ? CG_RULE_SPLIT_STREAM : CG_RULE_SPLIT_BARE};
 	return true;
 }
 
@@ -301,7 +306,9 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 	bool fits0 = ki->nslots == 0 || cg_cache_layout(ki, seg_len(z->n, S0, ki->vec), NULL) <= budget;
 	bool rounds = cap / S < z->rows, l2 = z->rows * z->n * ki->in_bytes <= z->l2;
 	bool worse = (!fits0 && (cb > budget || cap / S == 1)) || (rounds && l2);
-	if (few && worse && stream_rules(z, ch))
+	/* a kernel that caches nothing (a row reduction alone) has no cached
+	 * split to prefer (stream_rules) */
+	if (few && (worse || ki->nslots == 0) && stream_rules(z, ch))
 		return true;
 	/* many rows too long for a block: split if the device's shared memory
 	 * can hold one (else a block a row with its cache in the workspace) */

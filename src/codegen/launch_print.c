@@ -60,6 +60,11 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", l->rows == 1 ? "it" : "them",
 		          (long long)l->grid[1]);
 		return;
+	case CG_RULE_SPLIT_BARE:
+		sb_printf(sb, "%lld row%s leave%s most of the device idle, and the kernel caches nothing: %lld blocks a "
+		              "row, two an SM, every pass reads the inputs",
+		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", (long long)l->grid[1]);
+		return;
 	case CG_RULE_TILE:
 		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
 		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);

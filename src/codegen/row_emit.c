@@ -1003,8 +1003,11 @@ bool cg_row(Cg *c)
 	for (; ok && row_paths[i]->path != CG_PATH_ROW; i++)
 		ok = emit_path(&R, row_paths[i]);
 	ok = ok && emit_cached(&R, &ci, (int)i);
-	/* split rows without a cache, where the kernel has one */
-	if (ok && R.P > 0 && c->info->nslots > 0)
+	/* split rows without a cache: the entry launch.c takes for few rows too
+	 * long to cache on chip and, in kernels that cache nothing (a row
+	 * reduction alone), for every split: two blocks an SM and groups of
+	 * chunks, where the SPLIT entry has one block and a chunk ahead */
+	if (ok && R.P > 0)
 		ok = emit_stream(&R);
 	/* rows of one element, where the row length may be 1 */
 	Dim N = c->k->domain[c->k->rank - 1];
