@@ -448,25 +448,16 @@ static void emit_block_reduce(RowK *R, NodeId red)
 		        red);
 }
 
-/* Is reduction red of pass q combined in round `round` of its finish: 1,
- * all but the online variances; 2, those, once their means are known. */
-static bool in_round(const RowK *R, int q, NodeId red, int round)
-{
-	return R->c->ph[red] == q + 1 && row_online_var(R, red) == (round == 2);
-}
-
 /* The values of round `round`'s reductions. */
 static void emit_results(RowK *R, int q, int round)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	if (R->path->exchange) {
-		R->xround = round;
-		R->path->exchange(R, q);
-	}
+	if (R->path->exchange)
+		R->path->exchange(R, q, round);
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i], m = row_online_of(R, red);
-		if (!in_round(R, q, red, round))
+		if (!row_in_round(R, q, red, round))
 			continue;
 		if (m >= 0 && round == 1) /* as the program writes it: every element's exp(-inf - -inf) is NaN */
 			cw_line(R->w, "a%d = a%d == %s ? __int_as_float(0x7fffffff) : a%d;", red, m, cg_acc_identity(c, m), red);
@@ -486,30 +477,25 @@ static void emit_results(RowK *R, int q, int round)
 static void emit_finish(RowK *R, int q)
 {
 	Cg *c = R->c;
-	const Kernel *k = R->k;
-	bool second = false;
-	for (int online = 0; online < 2; online++)
-		for (int i = 0; i < k->nreductions; i++) {
-			NodeId red = k->reductions[i], m = row_online_of(R, red);
-			second |= in_round(R, q, red, 2);
-			if (!in_round(R, q, red, 1) || (m >= 0) != online)
-				continue;
-			if (m >= 0)
-				cw_line(R->w, "a%d = fz_rescale(a%d, fz_o%d, a%d);", red, red, m, m);
-			if (row_has_online(R, red) && c->g->nodes[red].op == OP_MAX)
-				cw_line(R->w, "const float fz_o%d = a%d;", red, red);
-			emit_block_reduce(R, red);
-		}
+	NodeId *red = ARENA_ARRAY(c->a, NodeId, R->k->nreductions + 1);
+	int n = row_round(R, q, 1, red);
+	for (int i = 0; i < n; i++) {
+		NodeId m = row_online_of(R, red[i]);
+		if (m >= 0)
+			cw_line(R->w, "a%d = fz_rescale(a%d, fz_o%d, a%d);", red[i], red[i], m, m);
+		if (row_has_online(R, red[i]) && c->g->nodes[red[i]].op == OP_MAX)
+			cw_line(R->w, "const float fz_o%d = a%d;", red[i], red[i]);
+		emit_block_reduce(R, red[i]);
+	}
 	emit_results(R, q, 1);
-	if (!second)
+	n = row_round(R, q, 2, red);
+	if (n == 0)
 		return;
-	for (int i = 0; i < k->nreductions; i++) {
-		NodeId red = k->reductions[i], m = row_online_of(R, red);
-		if (!in_round(R, q, red, 2))
-			continue;
+	for (int i = 0; i < n; i++) {
+		NodeId m = row_online_of(R, red[i]);
 		const char *mv = cg_value(c, m);
-		cw_line(R->w, "a%d = a%d + fz_c%d * ((fz_m%d - %s) * (fz_m%d - %s));", red, red, m, m, mv, m, mv);
-		emit_block_reduce(R, red);
+		cw_line(R->w, "a%d = a%d + fz_c%d * ((fz_m%d - %s) * (fz_m%d - %s));", red[i], red[i], m, m, mv, m, mv);
+		emit_block_reduce(R, red[i]);
 	}
 	emit_results(R, q, 2);
 }

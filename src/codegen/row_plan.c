@@ -216,6 +216,25 @@ bool row_has_online(const RowK *R, NodeId m)
 	return false;
 }
 
+bool row_in_round(const RowK *R, int q, NodeId red, int round)
+{
+	return R->c->ph[red] == q + 1 && row_online_var(R, red) == (round == 2);
+}
+
+int row_round(const RowK *R, int q, int round, NodeId *out)
+{
+	const Kernel *k = R->k;
+	int n = 0;
+	for (int after = 0; after < 2; after++)
+		for (int i = 0; i < k->nreductions; i++) {
+			NodeId red = k->reductions[i];
+			bool of_max = row_online_of(R, red) >= 0 && !row_online_var(R, red);
+			if (row_in_round(R, q, red, round) && of_max == after)
+				out[n++] = red;
+		}
+	return n;
+}
+
 /* Mark the online sums, and move each (and what depends on it) a phase
  * earlier: into its partner's. */
 static void plan_online(RowK *R)

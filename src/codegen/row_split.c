@@ -62,16 +62,12 @@ static bool split_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int 
 	return row_loop_chunks(R, q, m, t, nt, true);
 }
 
-/* Does this exchange (R->xround, row_emit.c's emit_finish) combine reduction
- * red of pass q: in round 1 all but the online variances, in round 2 those. */
-static bool here(const RowK *R, int q, NodeId red)
-{
-	return R->c->ph[red] == q + 1 && row_online_var(R, red) == (R->xround == 2);
-}
-
-/* Every block of the row gets every block's partial results of pass q (of
- * this round). */
-static void split_exchange(RowK *R, int q)
+/* Every block of the row gets every block's partial results of pass q's
+ * round `round` (row_round): published in the kernel's order, combined in
+ * the round's (an online sum of a max after the max, each block's sum
+ * brought to the row's maximum from the block's: row_emit.c's
+ * emit_online_max). */
+static void split_exchange(RowK *R, int q, int round)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -81,32 +77,26 @@ static void split_exchange(RowK *R, int q)
 	cw_line(w, "unsigned long long *fz_p = fz_ws + fz_wpart + ((unsigned long long)blockIdx.x * 2 + (fz_ep & 1)) * "
 	           "fz_S * %d;", NR);
 	cw_open(w, "if (threadIdx.x == 0)");
+	int *slot = ARENA_ARRAY(c->a, int, c->g->n + 1);
 	int j = 0;
 	for (int i = 0; i < k->nreductions; i++)
-		if (here(R, q, k->reductions[i]))
+		if (row_in_round(R, q, k->reductions[i], round)) {
+			slot[k->reductions[i]] = j;
 			cw_line(w, "fz_p[fz_seg * %d + %d] = fz_bits(a%d);", NR, j++, k->reductions[i]);
+		}
 	cw_close(w);
 	cw_line(w, "fz_barrier(fz_ws + blockIdx.x, ++fz_ep * fz_S);");
-	/* an online sum of a max after the max: each block's sum brought to the
-	 * row's maximum from the block's (row_emit.c's emit_online_max) */
-	int *slot = ARENA_ARRAY(c->a, int, c->g->n + 1);
-	j = 0;
-	for (int i = 0; i < k->nreductions; i++)
-		if (here(R, q, k->reductions[i]))
-			slot[k->reductions[i]] = j++;
-	for (int after = 0; after < 2; after++)
-		for (int i = 0; i < k->nreductions; i++) {
-			NodeId red = k->reductions[i], m = row_online_of(R, red);
-			bool of_max = m >= 0 && !row_online_var(R, red);
-			if (!here(R, q, red) || of_max != after)
-				continue;
-			if (of_max)
-				cw_line(w, "a%d = fz_gather_online(fz_p + %d, fz_p + %d, a%d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));",
-				        red, slot[red], slot[m], m, NR);
-			else
-				cw_line(w, "a%d = fz_gather<%s, %s>(%s, fz_p + %d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));", red,
-				        cg_acc_op(&c->g->nodes[red]), cg_acc_type(c, red), cg_acc_identity(c, red), slot[red], NR);
-		}
+	NodeId *red = ARENA_ARRAY(c->a, NodeId, k->nreductions + 1);
+	int n = row_round(R, q, round, red);
+	for (int i = 0; i < n; i++) {
+		NodeId r = red[i], m = row_online_of(R, r);
+		if (m >= 0 && !row_online_var(R, r))
+			cw_line(w, "a%d = fz_gather_online(fz_p + %d, fz_p + %d, a%d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));", r,
+			        slot[r], slot[m], m, NR);
+		else
+			cw_line(w, "a%d = fz_gather<%s, %s>(%s, fz_p + %d, fz_S, %d, fz_red + 32 * (fz_rp++ & 1));", r,
+			        cg_acc_op(&c->g->nodes[r]), cg_acc_type(c, r), cg_acc_identity(c, r), slot[r], NR);
+	}
 	cw_close(w);
 }
 

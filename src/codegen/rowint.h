@@ -40,8 +40,9 @@ typedef struct RowPath {
 	void (*row_head)(RowK *R, CgW *w);
 	/* Pass q's walk over this thread's chunks of the row. */
 	bool (*chunks)(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
-	/* After pass q's block reduction: combine the blocks of a row (or NULL). */
-	void (*exchange)(RowK *R, int q);
+	/* After pass q's block reductions of round `round` (row_round): combine
+	 * the blocks of a row (or NULL). */
+	void (*exchange)(RowK *R, int q, int round);
 	/* After the row's body, at the end of each row of the block (or NULL). */
 	void (*row_tail)(RowK *R, CgW *w);
 	/* Per-row outputs are written by the group's first thread; of the first
@@ -95,8 +96,6 @@ struct RowK {
 	const RowPath *path;
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
-	int xround;             /* split rows: the exchange being written, 1 or 2 (the online
-	                           variances', after their partners': row_emit.c) */
 	CgW *w;                 /* its body */
 	bool *used;             /* per param: used by its code */
 };
@@ -122,6 +121,13 @@ bool row_is_fread(const RowK *R, NodeId id, int q);
 NodeId row_online_of(const RowK *R, NodeId s);
 bool row_online_var(const RowK *R, NodeId s);
 bool row_has_online(const RowK *R, NodeId m);
+/* Is reduction red finished by pass q in round `round`: 1, all but the
+ * online variances; 2, those, once their means are known (row_emit.c's
+ * emit_finish)? */
+bool row_in_round(const RowK *R, int q, NodeId red, int round);
+/* Those reductions, in the order they are combined (an online sum of a max
+ * after the max) into out; returns how many. */
+int row_round(const RowK *R, int q, int round, NodeId *out);
 /* The targets of pass q (operands of its reductions, per-element outputs of
  * its phase, values it caches) into t; returns how many. */
 int row_targets(RowK *R, int q, NodeId *t);
