@@ -262,6 +262,17 @@ FZ_API fz_status fz_program_run_cpu(const fz_program *p, const void *const *inpu
  * NVRTC compiles of several programs or sizes may run at once. */
 FZ_API fz_status fz_program_prepare(fz_program *p, const int64_t *dims);
 
+/* 1: launches of p's runs go to fusec's GPU interpreter, which needs no
+ * compile (its generic kernels are built into libfusec): a node a pass over
+ * memory, so several times slower than p's own kernels, and equal to the
+ * CPU reference within the numerics contract (f32 sums accumulate in f64).
+ * Meant for the first calls while another thread compiles p's kernels
+ * (fz_program_prepare), as the torch backend does; 0 (the default): launches
+ * use p's kernels, compiling what they need. A launch into a stream capture
+ * never interprets, nor does one on a device the build has no interpreter
+ * for (it compiles, and FUSEC_LOG says so). Thread-safe. */
+FZ_API fz_status fz_program_set_interpret(fz_program *p, int enable);
+
 /* ---- runs: bindings and launches ---------------------------------------------------- */
 
 typedef struct fz_run fz_run;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "runtime/interpret.h"
 #include "runtime/rt.h"
 
 static _Thread_local char last_error[RT_ERR_MAX];
@@ -211,6 +212,7 @@ void fz_context_destroy(fz_context *ctx)
 		return;
 	if (rt_push(ctx, NULL) == FZ_OK) {
 		rt_jit_unload_all(ctx);
+		rt_interp_unload(ctx);
 		rt_pop();
 	}
 	CU(cuDevicePrimaryCtxRelease)(ctx->dev);

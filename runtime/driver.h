@@ -41,6 +41,8 @@
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
 	X(cuMemAlloc, 3020)                 \
 	X(cuMemFree, 3020)                  \
+	X(cuMemAllocAsync, 11020)           \
+	X(cuMemFreeAsync, 11020)            \
 	X(cuMemsetD8Async, 3020)            \
 	X(cuMemcpyHtoDAsync, 3020)          \
 	X(cuMemcpyDtoHAsync, 3020)          \

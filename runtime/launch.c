@@ -40,6 +40,7 @@
 #include "ir/eval.h"
 #include "ir/interp.h"
 #include "log.h"
+#include "runtime/interpret.h"
 #include "runtime/rt.h"
 #include "tensor.h"
 
@@ -117,6 +118,7 @@ struct fz_run {
 	CUdeviceptr *out_slot;    /* per output: the memory it is written to */
 	int *writer;              /* per node: the output index a kernel writes it as, or -1 */
 	bool dirty;               /* a shape changed since the last launch */
+	bool launched;            /* outputs have values (a launch went out) */
 	RtSizePlan *plans[RT_MAX_PLANS];
 	int nplans;
 	RtSizePlan *cur;
@@ -1098,6 +1100,44 @@ static fz_status launch_graph(fz_run *r, RtSizePlan *sp)
 	return res == CUDA_SUCCESS ? FZ_OK : cu_fail(r, res, "launching a CUDA graph (cuGraphLaunch)");
 }
 
+/* ---- the GPU interpreter ------------------------------------------------------------------- */
+
+/* The program asks for the interpreter (fz_program_set_interpret) and it can
+ * serve: never into a capture of the caller's stream, whose graph would keep
+ * the interpreter's launches for every replay (there the kernels compile). */
+static bool interpreting(fz_run *r)
+{
+	return __atomic_load_n(&r->p->interpret, __ATOMIC_RELAXED) && !stream_capturing(r) &&
+	       rt_interp_available(r->ctx);
+}
+
+/* The bound run on the interpreter: the sizes and outputs as prepare()
+ * finds them, no size plan (the next launch makes or finds one). */
+static fz_status launch_interpreted(fz_run *r)
+{
+	const Graph *g = r->g;
+	int64_t *dims = malloc(sizeof *dims * ((size_t)g->ndims + 1));
+	const unsigned char **scalar = calloc((size_t)g->ninputs + 1, sizeof *scalar);
+	fz_status s = dims && scalar ? resolve_dims(r, dims) : rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
+	if (s == FZ_OK)
+		s = check_reductions(r, dims);
+	for (int i = 0; i < g->noutputs && s == FZ_OK; i++)
+		s = prepare_output(r, i, dims);
+	for (int i = 0; i < g->ninputs && s == FZ_OK; i++)
+		scalar[i] = r->in[i].scalar;
+	if (s == FZ_OK) {
+		RtInterpRun run = {g, dims, r->slot, scalar, r->out_slot, r->stream, !r->p->opt.fuse};
+		s = rt_interp_launch(r->ctx, &run, r->err);
+	}
+	if (s == FZ_OK && g->ndims)
+		memcpy(r->dims, dims, sizeof *dims * (size_t)g->ndims);
+	r->dirty = true; /* the next launch finds its size plan again */
+	r->launched |= s == FZ_OK;
+	free(dims);
+	free(scalar);
+	return s;
+}
+
 fz_status fz_run_launch(fz_run *r)
 {
 	if (!r)
@@ -1105,9 +1145,15 @@ fz_status fz_run_launch(fz_run *r)
 	fz_status s = rt_push(r->ctx, r->err);
 	if (s != FZ_OK)
 		return s;
+	if (interpreting(r)) {
+		s = launch_interpreted(r);
+		rt_pop();
+		return s;
+	}
 	if (r->dirty || !r->cur)
 		s = prepare(r);
 	if (s == FZ_OK) {
+		r->launched = true;
 		RtSizePlan *sp = r->cur;
 		sp->last_use = ++r->tick;
 		if (r->graph_mode != RT_GRAPH_OFF && r->graph_ok && !sp->no_graph && sp->nlaunches > 0)
@@ -1139,7 +1185,7 @@ static fz_status launched_output(fz_run *r, const char *name, int *i)
 		return rt_fail(NULL, FZ_ERR_ARGUMENT, "fz_run_output: run is NULL");
 	if ((*i = fz_program_find_output(r->p, name)) < 0)
 		return no_such(r, "output", name);
-	if (!r->cur)
+	if (!r->launched)
 		return rt_fail(r->err, FZ_ERR_ARGUMENT, "output '%s' has no value yet: the run was not launched", name);
 	return FZ_OK;
 }
@@ -1187,8 +1233,8 @@ fz_status fz_run_dim(fz_run *r, const char *name, int64_t *size)
 	int k = find_dim(r->g, name);
 	if (k < 0)
 		return no_such(r, "dim", name);
-	if (!r->cur && r->dims_set[k] < 0)
+	if (!r->launched && r->dims_set[k] < 0)
 		return rt_fail(r->err, FZ_ERR_ARGUMENT, "dim '%s' has no value yet: the run was not launched", name);
-	*size = r->cur ? r->dims[k] : r->dims_set[k];
+	*size = r->launched ? r->dims[k] : r->dims_set[k];
 	return FZ_OK;
 }

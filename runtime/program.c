@@ -254,3 +254,13 @@ fz_status fz_program_prepare(fz_program *p, const int64_t *dims)
 	rt_pop();
 	return s;
 }
+
+fz_status fz_program_set_interpret(fz_program *p, int enable)
+{
+	if (!p)
+		return rt_fail(NULL, FZ_ERR_ARGUMENT, "fz_program_set_interpret: program is NULL");
+	if (enable != 0 && enable != 1)
+		return rt_fail(p->err, FZ_ERR_ARGUMENT, "fz_program_set_interpret: enable is %d, not 0 or 1", enable);
+	__atomic_store_n(&p->interpret, enable, __ATOMIC_RELAXED);
+	return FZ_OK;
+}

@@ -11,6 +11,7 @@
  *   launch.c  runs: bindings, per-size launch plans, launches, CUDA graphs
  *   call.c    a run bound and launched by position in one call (bindings)
  *   program.c the explain text, shapes, and runs on the CPU reference
+ *   interpret.c the GPU interpreter, runs without a compile
  */
 #ifndef FUSEC_RT_H
 #define FUSEC_RT_H
@@ -57,6 +58,9 @@ struct fz_context {
 	size_t warn_len;
 	char *warn_snapshot;   /* what fz_context_warnings returned last */
 	fz_cache_stats stats;
+	int interp_state;      /* the GPU interpreter: not tried, loaded or missing (interpret.c) */
+	CUmodule interp_mod;
+	CUfunction interp_map, interp_reduce;
 	char err[RT_ERR_MAX];
 };
 
@@ -68,6 +72,7 @@ struct fz_program {
 	int nmodules, capmodules;
 	CUfunction *funcs;     /* per CgEntry: NULL until a launch first needs it (ctx->lock) */
 	unsigned *smem_optin;  /* per CgEntry: dynamic shared memory already allowed */
+	int interpret;         /* fz_program_set_interpret; read by launches without a lock */
 	char err[RT_ERR_MAX];
 };
 

@@ -171,6 +171,8 @@ fz_program *gc_compile(fz_context *ctx, const GcCase *c, int fuse, char *msg, si
 	fz_status s = fz_program_compile(ctx, c->name, c->text, strlen(c->text), &opt, &p, &diag);
 	if (s != FZ_OK)
 		snprintf(msg, msglen, "compile (%s): %s: %s", fuse ? "fused" : "per-op", fz_status_string(s), diag.message);
+	else if (gc_env_long("FUSEC_TEST_INTERPRET", 0) == 1) /* every launch on the GPU interpreter */
+		fz_program_set_interpret(p, 1);
 	return s == FZ_OK ? p : NULL;
 }
 

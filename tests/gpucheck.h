@@ -37,6 +37,10 @@ typedef struct GcCase {
  * newline) into msg. *nkernels gets fz_program_num_kernels (or -1). */
 bool gc_run(fz_context *ctx, const GcCase *c, int fuse, int *nkernels, char *msg, size_t msglen);
 
+/* With FUSEC_TEST_INTERPRET=1 in the environment every program compiled
+ * here launches on the GPU interpreter (fz_program_set_interpret), which
+ * gpu_test_random and gpu_test_examples then check as they check kernels. */
+
 /* The same in two steps: compile the case (NULL, with a message, on
  * failure), then run an already compiled program on it (p is not freed). */
 fz_program *gc_compile(fz_context *ctx, const GcCase *c, int fuse, char *msg, size_t msglen);

@@ -139,6 +139,7 @@ class DeviceProgram:
         self.ordinal = ordinal
         self.ndims, self.out_rank = len(prog.dims), sum(len(s.shape) for s in prog.outputs)  # for prepare
         self.handle = _c_compile(context(ordinal), prog.name, prog.source, prog.fuse)
+        self._interpreters, self._ilock = 0, threading.Lock()
 
     def prepare(self, shapes):
         """JIT-compile now what calls with tensor inputs of these shapes
@@ -152,6 +153,13 @@ class DeviceProgram:
                                            out_shapes), L.fz_program_error(self.handle).decode("utf-8", "replace"))
         _lib.check(L.fz_program_prepare(self.handle, dims),
                    L.fz_program_error(self.handle).decode("utf-8", "replace"))
+
+    def interpret(self, on):
+        """Count a reason for launches to run on the GPU interpreter (on) or
+        drop one: they do while any remains (fz_program_set_interpret)."""
+        with self._ilock:
+            self._interpreters += 1 if on else -1
+            _lib.check(_lib.lib.fz_program_set_interpret(self.handle, int(self._interpreters > 0)))
 
     def __del__(self):
         if getattr(self, "handle", None) and not sys.is_finalizing():

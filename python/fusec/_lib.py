@@ -111,6 +111,7 @@ _PROTOS = {
     "fz_program_shapes": (_int, [_vp, _i64p, _i64p, _i64p]),
     "fz_program_run_cpu": (_int, [_vp, _vp, _i64p, _vp]),
     "fz_program_prepare": (_int, [_vp, _i64p]),
+    "fz_program_set_interpret": (_int, [_vp, _int]),
     "fz_run_create": (_int, [_vp, _vp, ctypes.POINTER(_vp)]),
     "fz_run_destroy": (None, [_vp]),
     "fz_run_error": (_cp, [_vp]),

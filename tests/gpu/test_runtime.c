@@ -81,6 +81,8 @@ static void free_tensors(Tensor *t, int n)
 
 static const Graph *graph_of(const fz_program *p) { return &p->c->graph; }
 
+static int interpret_all; /* programs compiled by compile() launch on the GPU interpreter */
+
 static fz_program *compile(const char *name, const char *src, int fuse)
 {
 	fz_compile_options o = fz_compile_options_default();
@@ -89,6 +91,7 @@ static fz_program *compile(const char *name, const char *src, int fuse)
 	fz_diag d;
 	fz_status s = fz_program_compile(ctx, name, src, strlen(src), &o, &p, &d);
 	ck_assert_msg(s == FZ_OK, "%s: %s", name, s == FZ_ERR_PROGRAM ? d.rendered : fz_last_error());
+	ck_assert_int_eq(fz_program_set_interpret(p, interpret_all), FZ_OK);
 	return p;
 }
 
@@ -413,6 +416,84 @@ START_TEST(twenty_sizes_two_compiles)
 }
 END_TEST
 
+/* ---- the GPU interpreter ------------------------------------------------------------------------ */
+
+/* Every example at every size on the interpreter, fused and per-op (the
+ * interpreter rounds every half value per-op mode stores), against the CPU
+ * interpreter, as the kernels are. */
+START_TEST(examples_interpreted)
+{
+	interpret_all = 1;
+	for (int fuse = 1; fuse >= 0; fuse--)
+		each_example(example_all_sizes, &fuse);
+	interpret_all = 0;
+}
+END_TEST
+
+/* One launch of r at dims, every output checked against the CPU interpreter. */
+static void run_compared(fz_run *r, const Graph *g, const int64_t *dims, uint64_t seed)
+{
+	Tensor *in = make_inputs(g, dims, seed), got[FZ_MAX_OUTPUTS] = {{0}}, want[FZ_MAX_OUTPUTS] = {{0}};
+	char err[256];
+	ck_assert_int_eq(interp_run(g, dims, in, want, err, sizeof err), FZ_OK);
+	ck_assert_int_eq(run_once(r, g, in, got), FZ_OK);
+	int64_t nred = rt_longest_reduction(g, dims);
+	for (int k = 0; k < g->noutputs; k++) {
+		RtCompare cmp;
+		ck_assert(rt_compare(&got[k], &want[k], rt_tolerance(got[k].dtype, nred, false), &cmp));
+		ck_assert_msg(cmp.bad == 0, "output %s at dims %lld, %lld: %lld of %lld bad", g->outputs[k].name,
+		              (long long)dims[0], (long long)dims[1], (long long)cmp.bad, (long long)cmp.n);
+		tensor_free(&got[k]);
+		tensor_free(&want[k]);
+	}
+	free_tensors(in, g->ninputs);
+}
+
+/* Launches on the interpreter compile nothing, in a context of their own
+ * (its own counts); turned off, the next launch compiles its entry. An
+ * empty max row is the interpreter's error, in its words. */
+START_TEST(interpreter_compiles_nothing)
+{
+	fz_context *c2;
+	ck_assert_int_eq(fz_context_create(0, &c2), FZ_OK);
+	fz_compile_options o = fz_compile_options_default();
+	o.disk_cache = 0;
+	fz_program *p;
+	fz_diag d;
+	const char *src = "in x: f32[R, C]\nin w: bf16[C]\nin s: f32\nm = max(x)\n"
+	                  "out y = bf16(exp(x - m) / sum(exp(x - m)) * f32(w) + s)\nout z = m\n";
+	ck_assert_int_eq(fz_program_compile(c2, "interp.fz", src, strlen(src), &o, &p, &d), FZ_OK);
+	ck_assert_int_eq(fz_program_set_interpret(NULL, 1), FZ_ERR_ARGUMENT);
+	ck_assert_int_eq(fz_program_set_interpret(p, 2), FZ_ERR_ARGUMENT);
+	ck_assert_str_eq(fz_program_error(p), "fz_program_set_interpret: enable is 2, not 0 or 1");
+	ck_assert_int_eq(fz_program_set_interpret(p, 1), FZ_OK);
+	const Graph *g = graph_of(p);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	const int64_t shapes[][2] = {{3, 50000}, {1000, 7}, {1, 1}};
+	for (int i = 0; i < 3; i++)
+		run_compared(r, g, shapes[i], (uint64_t)i);
+	fz_cache_stats st;
+	fz_context_cache_stats(c2, &st);
+	ck_assert_uint_eq(st.nvrtc_compiles, 0);
+	ck_assert_uint_eq(st.disk_hits + st.memory_hits, 0);
+
+	/* max of an empty row: the interpreter's error, before anything runs */
+	Tensor *in = make_inputs(g, (int64_t[]){4, 0}, 3), got[2] = {{0}};
+	ck_assert_int_eq(run_once(r, g, in, got), FZ_ERR_RUNTIME);
+	ck_assert_str_eq(fz_run_error(r), "max at 4:5 reduces an empty axis (C = 0)");
+	free_tensors(in, g->ninputs);
+
+	ck_assert_int_eq(fz_program_set_interpret(p, 0), FZ_OK);
+	run_compared(r, g, (int64_t[]){3, 50000}, 9);
+	fz_context_cache_stats(c2, &st);
+	ck_assert_uint_eq(st.nvrtc_compiles, 1);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+	fz_context_destroy(c2);
+}
+END_TEST
+
 /* ---- errors ------------------------------------------------------------------------------------------------ */
 
 START_TEST(binding_errors)
@@ -580,6 +661,8 @@ int main(void)
 	tcase_add_test(tc, examples_fused);
 	tcase_add_test(tc, examples_per_op);
 	tcase_add_test(tc, examples_as_graphs);
+	tcase_add_test(tc, examples_interpreted);
+	tcase_add_test(tc, interpreter_compiles_nothing);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -168,10 +168,13 @@ def test_a_region_waits_for_its_jit_at_its_first_call(monkeypatch):
     the CPU has no JIT)."""
     import fusec.torch.graph as graph
     jobs = []
-    monkeypatch.setattr(graph, "jit_async", lambda p, device, shapes: jobs.append((device, shapes)) or _future())
+    monkeypatch.setattr(graph, "jit_async", lambda p, device, shapes, interpret: jobs.append((device, shapes, interpret)) or _future())
     report = fusec.torch.explain(softmax, X, quiet=True)
     assert_close(report.result, softmax(X))
-    assert jobs == [(None, [tuple(X.shape)])]
+    assert jobs == [(None, [tuple(X.shape)], True)]
+    torch._dynamo.reset()
+    fusec.torch.explain(softmax, X, options={"interpret": False}, quiet=True)
+    assert jobs[1] == (None, [tuple(X.shape)], False)
     assert len(report.regions) == 1 and report.fallbacks == []
 
 
@@ -180,7 +183,7 @@ def test_a_region_the_gpu_jit_fails_runs_in_pytorch(monkeypatch):
     reported with the message and run in PyTorch (faked here: the CPU has
     no JIT)."""
     import fusec.torch.graph as graph
-    monkeypatch.setattr(graph, "jit_async", lambda p, device, shapes: _future(fusec.Error("NVRTC said no\nmore")))
+    monkeypatch.setattr(graph, "jit_async", lambda p, device, shapes, interpret: _future(fusec.Error("NVRTC said no\nmore")))
     report = fusec.torch.explain(softmax, X, quiet=True)
     assert_close(report.result, softmax(X))
     assert report.regions == []

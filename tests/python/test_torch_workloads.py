@@ -67,6 +67,39 @@ def test_workload_gpu(key, cuda):
     torch.cuda.empty_cache()
 
 
+def test_first_calls_run_on_the_interpreter_until_the_jit_ends(cuda, monkeypatch, capfd):
+    """A region's calls while its JIT compile runs (held back here) go to
+    fusec's GPU interpreter and equal eager; once the compile ends, to the
+    compiled kernel."""
+    import threading
+
+    import fusec.torch.graph as graph
+    import fusec.torch.runtime as runtime
+    gate, futures = threading.Event(), []
+    prepare, start = runtime._prepare_interpreting, graph.jit_async
+    monkeypatch.setattr(runtime, "_prepare_interpreting", lambda *a: gate.wait(120) and prepare(*a))
+    monkeypatch.setattr(graph, "jit_async", lambda *a: futures.append(start(*a)) or futures[-1])
+    monkeypatch.setenv("FUSEC_LOG", "1")
+
+    def fn(x, w):  # a program no other test compiles
+        return F.layer_norm(x.float(), (x.shape[-1],), w, None, 1e-3).to(torch.bfloat16) * 3
+
+    x = torch.randn(29, 3001, device="cuda").to(torch.bfloat16)
+    w = torch.randn(3001, device="cuda")
+    compiled = torch.compile(fn, backend="fusec")
+    capfd.readouterr()
+    for _ in range(2):
+        assert_close(compiled(x, w), fn(x, w), row=3001)
+    logged = capfd.readouterr().err
+    assert logged.count("fusec: interpreter: torch launched node by node") == 2, logged
+    assert "nvrtc:" not in logged
+    gate.set()
+    assert len(futures) == 1
+    futures[0].result(120)
+    assert_close(compiled(x, w), fn(x, w), row=3001)
+    assert "interpreter:" not in capfd.readouterr().err
+
+
 def test_one_program_for_every_size():
     """Sizes are run-time arguments: a new batch size reuses the program
     (under dynamic=True Dynamo does not even recompile)."""

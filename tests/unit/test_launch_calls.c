@@ -16,6 +16,7 @@
 
 #include "codegen/cg.h"
 #include "fusec.h"
+#include "runtime/interpret_abi.h"
 #include "runtime/rt.h"
 #include "testutil.h"
 
@@ -187,6 +188,10 @@ static CUresult CUDAAPI f_cuModuleGetFunction(CUfunction *f, CUmodule m, const c
 	FakeFunc *ff = &fake.funcs[fake.nfuncs++];
 	snprintf(ff->name, sizeof ff->name, "%s", name);
 	ff->nargs = -1;
+	if (strncmp(name, "fzi_", 4) == 0) { /* the GPU interpreter's: one parameter block */
+		ff->nargs = 1;
+		ff->ws = -1;
+	}
 	/* the newest program first: older ones may have been destroyed */
 	for (int i = fake.nmods - 1; i >= 0 && ff->nargs < 0; i--)
 		for (int e = 0; e < fake.mods[i]->nentries; e++) {
@@ -241,6 +246,22 @@ static CUresult CUDAAPI f_cuMemFree(CUdeviceptr p)
 	ck_assert(p != 0);
 	fake.live_allocs--;
 	return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI f_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream st)
+{
+	(void)st;
+	COUNT(cuMemAllocAsync);
+	calls[F_cuMemAlloc]--; /* counted as itself */
+	return f_cuMemAlloc(p, n);
+}
+
+static CUresult CUDAAPI f_cuMemFreeAsync(CUdeviceptr p, CUstream st)
+{
+	(void)st;
+	COUNT(cuMemFreeAsync);
+	calls[F_cuMemFree]--;
+	return f_cuMemFree(p);
 }
 
 /* Into the capture in progress if `st` is being captured, else it "runs". */
@@ -1140,6 +1161,59 @@ END_TEST
 /* fz_program_prepare loads, ahead of the launch, what the launch would: the
  * launch then loads nothing. A program without a context, or a negative
  * dim, is refused. */
+/* With fz_program_set_interpret a launch runs the GPU interpreter: its
+ * module loaded once (the build's cubin, no compile), a map per node in the
+ * graph's order, then a copy per output, each node's temporary from the
+ * stream-ordered allocator and back once its last user is enqueued; into a
+ * capture of the run's stream, and once turned off, the program's kernel. */
+START_TEST(interpreted_launch)
+{
+	fz_program *p = compile(asbr_src, 1);
+	ck_assert_int_eq(fz_program_set_interpret(p, 1), FZ_OK);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	for (int launch = 0; launch < 2; launch++) {
+		clear_counts();
+		ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+		ck_assert_int_eq(calls[F_cuModuleLoadData], launch == 0);
+		static const int want[][2] = {{FZI_SEM, OP_ADD}, {FZI_SEM, OP_MUL}, {FZI_SEM, OP_ADD}, {FZI_SEM, OP_RELU},
+		                              {FZI_COPY, 0}};
+		ck_assert_int_eq(fake.nran, 5);
+		for (int i = 0; i < 5; i++) {
+			ck_assert_str_eq(fake.ran[i].f->name, "fzi_map");
+			ck_assert_int_eq((int)(uint32_t)fake.ran[i].args[0], want[i][0]);   /* FziMap.how */
+			ck_assert_int_eq((int)(fake.ran[i].args[0] >> 32), want[i][1]);     /* FziMap.op */
+		}
+		ck_assert_int_eq(calls[F_cuMemAllocAsync], 4);
+		ck_assert_int_eq(calls[F_cuMemFreeAsync], 4);
+		ck_assert_int_eq(calls[F_cuMemAlloc], 0);
+	}
+	fz_cache_stats st;
+	fz_context_cache_stats(ctx, &st);
+	ck_assert_uint_eq(st.nvrtc_compiles + st.disk_hits + st.memory_hits, 0);
+	void *out = NULL;
+	ck_assert_int_eq(fz_run_output(r, "z", &out, NULL, NULL), FZ_OK);
+	ck_assert(out == (void *)(uintptr_t)Z);
+
+	CUstream user = (CUstream)(uintptr_t)0x7770;
+	ck_assert_int_eq(fz_run_set_stream(r, user), FZ_OK);
+	fake.user_capturing = user;
+	clear_counts();
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	check_asbr_op(0, X, Z, 0.5f, false);
+	fake.user_capturing = NULL;
+	ck_assert_int_eq(fz_program_set_interpret(p, 0), FZ_OK);
+	clear_counts();
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	ck_assert_int_eq(fake.nran, 1);
+	check_asbr_op(0, X, Z, 0.5f, false);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+	ck_assert_int_eq(fake.live_allocs, 0);
+}
+END_TEST
+
 START_TEST(prepare_ahead_of_launch)
 {
 	static const char src[] = "in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e) + 0.5\n";
@@ -1202,6 +1276,7 @@ int main(void)
 	tcase_add_test(tc, shared_memory_opt_in);
 	tcase_add_test(tc, pointers_of_another_device);
 	tcase_add_test(tc, prepare_ahead_of_launch);
+	tcase_add_test(tc, interpreted_launch);
 	tcase_add_test(tc, entries_loaded_on_first_use);
 	suite_add_tcase(su, tc);
 	int rc = tu_run(su);

@@ -30,16 +30,18 @@ __all__ = ["backend", "explain", "Report"]
 
 def backend(gm, example_inputs, mode=None, options=None):
     """The Dynamo backend: `torch.compile(fn, backend=fusec.torch.backend)`.
-    options: {"fuse": False} compiles each op as its own kernel (as eager)."""
-    fuse = bool((options or {}).get("fuse", True))
-    return _aot(fuse)(gm, example_inputs)
+    options: {"fuse": False} compiles each op as its own kernel (as eager);
+    {"interpret": False} makes a region's first calls wait for its kernels'
+    JIT compile instead of running on fusec's GPU interpreter meanwhile."""
+    options = options or {}
+    return _aot(bool(options.get("fuse", True)), bool(options.get("interpret", True)))(gm, example_inputs)
 
 
 @functools.lru_cache(maxsize=None)
-def _aot(fuse):
+def _aot(fuse, interpret=True):
     def compiler(kind):
         def compile_fn(gm, example_inputs):
-            return _compile(gm, kind, fuse)
+            return _compile(gm, kind, fuse, interpret)
         return compile_fn
     return _aot_setup(compiler)
 
@@ -59,13 +61,13 @@ def _aot_setup(compiler):
                         keep_inference_input_mutations=True)
 
 
-def _compile(gm, kind, fuse):
+def _compile(gm, kind, fuse, interpret):
     from torch._functorch.aot_autograd import make_boxed_func
 
     from .graph import compile_graph
     from .runtime import features
 
-    compiled, report = compile_graph(gm, kind, features(), fuse)
+    compiled, report = compile_graph(gm, kind, features(), fuse, interpret)
     publish(report)
     return make_boxed_func(compiled.forward)
 

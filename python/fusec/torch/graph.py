@@ -9,9 +9,10 @@ partitioned again, so a refusal costs a node, never a wrong answer. A
 region whose program fusec itself rejects (a bug of the translation) is
 left to PyTorch whole, with fusec's message as the reason.
 
-A CUDA region's kernels are JIT-compiled on a worker thread, started here
-and waited for by the region's first call, so that NVRTC runs while Dynamo
-and AOTAutograd finish (runtime.jit_async); a region whose JIT fails is
+A CUDA region's kernels are JIT-compiled on a worker thread, started here,
+so that NVRTC runs while Dynamo and AOTAutograd finish (runtime.jit_async);
+calls before it ends run on fusec's GPU interpreter, or with the option
+interpret False wait for it. A region whose JIT fails is
 found then, reported (the graph's report is amended and logged) and runs
 its nodes in PyTorch from then on.
 
@@ -36,7 +37,7 @@ from .translate import NodeUnsupported, Translator
 __all__ = ["compile_graph"]
 
 
-def compile_graph(gm, kind, features, fuse=True):
+def compile_graph(gm, kind, features, fuse=True, interpret=True):
     """Returns (callable, GraphReport) for the GraphModule `gm`."""
     graph = gm.graph
     refused = {}
@@ -61,10 +62,10 @@ def compile_graph(gm, kind, features, fuse=True):
     for t, source, program in _programs(translated, fuse, refused):
         name = f"fusec_region_{len(built)}"
         rr = RegionReport(name, [n.name for n in t.nodes], source, program)
-        pending = jit_async(program, t.cuda_device, example_shapes(t.inputs))
+        pending = jit_async(program, t.cuda_device, example_shapes(t.inputs), interpret)
         on_fail = functools.partial(_jit_failed, report, rr, t)
         region = Region(name, source, program, t.inputs, t.outputs, cpu=t.cuda_device is None, pending=pending,
-                        on_fail=on_fail)
+                        on_fail=on_fail, interpret=interpret)
         built.append((t, region))
         report.regions.append(rr)
     inside = {n for t, _ in built for n in t.nodes}

@@ -29,7 +29,7 @@ def compile_source(source, fuse=True):
     return fusec.compile(source, name=NAME, fuse=fuse)
 
 
-def jit_async(program, device, shapes):
+def jit_async(program, device, shapes, interpret=True):
     """Start JIT-compiling `program` for CUDA device `device` on a worker
     thread (the package releases the GIL while NVRTC runs), and return the
     Future, or None when there is nothing to compile now (a CPU region,
@@ -40,10 +40,24 @@ def jit_async(program, device, shapes):
 
     The caller does not wait: the compile overlaps what Dynamo and
     AOTAutograd do after the backend returns (building guards, wrapping the
-    graph), and the region's first call waits for it (Region)."""
+    graph). With `interpret`, until it ends the program's calls on that
+    device run on fusec's GPU interpreter (no compile, every node a pass over
+    memory); else the region's first call waits for it (Region)."""
     if device is None or shapes is None:
         return None
-    return _pool().submit(program.prepare, shapes, device)
+    if not interpret:
+        return _pool().submit(program.prepare, shapes, device)
+    from .._gpu import device_program
+    dp = device_program(program, device)
+    dp.interpret(True)
+    return _pool().submit(_prepare_interpreting, program, dp, shapes, device)
+
+
+def _prepare_interpreting(program, dp, shapes, device):
+    try:
+        program.prepare(shapes, device)
+    finally:
+        dp.interpret(False)
 
 
 _POOL = None
@@ -113,12 +127,15 @@ class Region:
     """Calls `program` on the region's arguments; returns a tuple with one
     tensor per output node (see translate.OutputSpec).
 
-    `pending` is the Future of the program's JIT compile (jit_async), which
-    the first call waits for; if it failed, `on_fail(exception)` reports it
-    and returns what runs the region's nodes in PyTorch instead, from then
-    on. A refusal found late still costs speed, never a wrong answer."""
+    `pending` is the Future of the program's JIT compile (jit_async). With
+    `interpret` (as given to jit_async), calls while it runs go to the
+    program, which runs them on the GPU interpreter; else the first call
+    waits for it. The first call after it ended settles it: if it failed, `on_fail(exception)` reports it and
+    returns what runs the region's nodes in PyTorch instead, from then on. A
+    refusal found late still costs speed, never a wrong answer."""
 
-    def __init__(self, name, source, program, inputs, outputs, cpu=False, pending=None, on_fail=None):
+    def __init__(self, name, source, program, inputs, outputs, cpu=False, pending=None, on_fail=None,
+                 interpret=False):
         self.__name__ = self.__qualname__ = name
         self.source, self.program, self.cpu = source, program, cpu
         self.inputs, self.outputs = inputs, outputs
@@ -129,6 +146,7 @@ class Region:
                         and all(o.shape is None for o in outputs))
         self._pending, self._on_fail, self._fallback = pending, on_fail, None
         self._lock = threading.Lock()
+        self._interpret = interpret
         # One test per call: whether the call must first settle the JIT, or
         # go to PyTorch.
         self._detour = pending is not None
@@ -139,6 +157,9 @@ class Region:
     def __call__(self, *args):
         if self._detour:
             return self._call_detoured(args)
+        return self._call(args)
+
+    def _call(self, args):
         ins = args if self._direct else [_prepare(s, a) for s, a in zip(self.inputs, args)]
         outs = _run_cpu(self.program, ins) if self.cpu else self.program(*ins)
         if self._nout == 1:
@@ -148,6 +169,14 @@ class Region:
         return tuple(_finish(o, outs[o.index], args) for o in self.outputs)
 
     def _call_detoured(self, args):
+        pending = self._pending
+        if self._interpret and pending is not None and not pending.done():
+            try:
+                return self._call(args)
+            except Exception:
+                if not pending.done():
+                    raise
+                # the JIT ended meanwhile: settle it, and run as after it
         self.settle()
         if self._fallback is not None:
             return self._fallback(*args)
