@@ -1,14 +1,16 @@
 /*
  * interpret.c: launching the GPU interpreter (interpret.h).
  *
- * The CPU interpreter's walk (ir/interp.c), each node a launch: a map for an
- * elementwise node over its shape, its operands by strides (0 where they
- * broadcast), a reduce for a row reduction; leaves are no launch (an input
- * is its memory, a constant or a scalar input its value). Every computed
- * node gets a temporary in its compute type (f16/bf16 values as f32), which
- * goes back to the stream-ordered allocator as soon as its last user is
- * enqueued; then each output is copied from its node's value into its own
- * dtype (rounding halves there, as a kernel's store does).
+ * A launch per row reduction, in the graph's order, then one per output:
+ * each evaluates, per element, the expression of the elementwise nodes
+ * under it (FziExpr) down to what is in memory: inputs, constants and
+ * scalar inputs (values), and the reductions' results, each kept in a
+ * temporary in its compute type (f16/bf16 as f32) from the stream-ordered
+ * allocator until the launch's end. An output is stored in its own dtype
+ * (halves rounded there, as a kernel's store does). An expression too large
+ * for one parameter block sends its largest argument to memory first. So
+ * the elementwise work is recomputed where several users share it, and
+ * nothing but reductions' results goes through memory.
  */
 #include "runtime/interpret.h"
 
@@ -87,26 +89,22 @@ typedef struct Walk {
 	fz_context *ctx;
 	const RtInterpRun *run;
 	const Graph *g;
-	CUdeviceptr *temp;  /* per node: its value, computed here (0: none) */
-	int32_t *last;      /* per node: its last user; g->n for outputs; -1 dead */
+	CUdeviceptr *temp;  /* per node: its value in memory, computed here (0: none) */
+	bool *stored;       /* per node: a reduction's or a materialised value, in temp */
+	bool *live;         /* per node: some output depends on it */
+	int16_t *reg;       /* per node: its register in the expression being built, or -1 */
 	char *err;
 	int launches;
 } Walk;
 
-/* The last user of every node (ir/interp.c's liveness). */
 static void liveness(Walk *w)
 {
 	const Graph *g = w->g;
-	for (int i = 0; i < g->n; i++)
-		w->last[i] = -1;
 	for (int k = 0; k < g->noutputs; k++)
-		w->last[g->outputs[k].node] = g->n;
+		w->live[g->outputs[k].node] = true;
 	for (int i = g->n - 1; i >= 0; i--)
-		for (int a = 0; w->last[i] >= 0 && a < ir_ops[g->nodes[i].op].arity; a++) {
-			NodeId arg = g->nodes[i].args[a];
-			if (w->last[arg] < i)
-				w->last[arg] = i;
-		}
+		for (int a = 0; w->live[i] && a < ir_ops[g->nodes[i].op].arity; a++)
+			w->live[g->nodes[i].args[a]] = true;
 }
 
 static int64_t numel(const Walk *w, const Node *n)
@@ -117,15 +115,16 @@ static int64_t numel(const Walk *w, const Node *n)
 	return e;
 }
 
-/* Node id as an operand of a result of rank r: where its value is, and its
- * strides over the result's dims, aligned at the end (0 where it
- * broadcasts or is missing). */
-static FziOperand operand(const Walk *w, NodeId id, int r)
+/* Node id as an operand of an expression of rank r and shape `shape`: where
+ * its value is, and its strides over the expression's dims, aligned at the
+ * end (0 where it broadcasts or is missing). */
+static FziOperand operand(const Walk *w, NodeId id, int r, const int64_t *shape)
 {
 	const Node *n = &w->g->nodes[id];
 	FziOperand o;
 	memset(&o, 0, sizeof o);
 	o.dtype = dtype_compute((fz_dtype)n->dtype);
+	o.kind = FZI_VALUE;
 	if (n->op == OP_CONST) {
 		Scalar c;
 		if (dtype_is_float((fz_dtype)n->dtype))
@@ -134,15 +133,17 @@ static FziOperand operand(const Walk *w, NodeId id, int r)
 			c.i = n->c.i;
 		c = eval_normalize((fz_dtype)n->dtype, c);
 		memcpy(&o.v, &c, sizeof o.v);
-	} else if (n->op == OP_INPUT && n->rank == 0) {
+		return o;
+	}
+	if (n->op == OP_INPUT && n->rank == 0) {
 		Scalar c = eval_load((fz_dtype)n->dtype, w->run->scalar[n->input], 0);
 		memcpy(&o.v, &c, sizeof o.v);
-	} else if (n->op == OP_INPUT) {
-		o.ptr = w->run->slot[id];
-		o.dtype = n->dtype; /* its storage format */
-	} else {
-		o.ptr = w->temp[id];
+		return o;
 	}
+	o.ptr = n->op == OP_INPUT ? w->run->slot[id] : w->temp[id];
+	if (n->op == OP_INPUT)
+		o.dtype = n->dtype; /* its storage format */
+	bool same = n->rank == r;
 	int64_t s = 1;
 	for (int k = r - 1; k >= 0; k--) {
 		int ka = k - (r - n->rank);
@@ -150,14 +151,94 @@ static FziOperand operand(const Walk *w, NodeId id, int r)
 			continue;
 		int64_t d = ir_dim_value(n->shape[ka], w->run->dims);
 		o.stride[k] = d == 1 ? 0 : s;
+		same &= d == shape[k];
 		s *= d;
 	}
+	o.kind = same ? FZI_DENSE : FZI_STRIDED;
 	return o;
+}
+
+static bool in_memory(const Walk *w, NodeId id)
+{
+	return ir_ops[w->g->nodes[id].op].cls == OC_LEAF || w->stored[id];
+}
+
+/* Add node id, and the elementwise nodes under it not in memory, to x
+ * (evaluated over rank r, shape): its register, or -1 when x is full. */
+static int emit(Walk *w, FziExpr *x, NodeId id, int r, const int64_t *shape)
+{
+	if (w->reg[id] >= 0)
+		return w->reg[id];
+	const Node *n = &w->g->nodes[id];
+	FziInstr in;
+	memset(&in, 0, sizeof in);
+	if (in_memory(w, id)) {
+		if (x->nloads == FZI_MAX_LOADS)
+			return -1;
+		x->load[x->nloads] = operand(w, id, r, shape);
+		x->strided |= x->load[x->nloads].kind == FZI_STRIDED;
+		in.how = FZI_LOAD;
+		in.a[0] = (unsigned char)x->nloads++;
+	} else {
+		OpClass cls = ir_ops[n->op].cls;
+		in.how = cls == OC_SELECT ? FZI_SELECT : cls == OC_CAST ? FZI_CAST : FZI_SEM;
+		in.op = (unsigned char)n->op;
+		in.result = n->dtype;
+		in.operand = n->operand;
+		in.round = w->run->store_all && dtype_is_half((fz_dtype)n->dtype);
+		for (int a = 0; a < ir_ops[n->op].arity; a++) {
+			int ra = emit(w, x, n->args[a], r, shape);
+			if (ra < 0)
+				return -1;
+			in.a[a] = (unsigned char)ra;
+		}
+	}
+	if (x->ncode == FZI_MAX_CODE)
+		return -1;
+	x->code[x->ncode] = in;
+	return w->reg[id] = (int16_t)x->ncode++;
+}
+
+static fz_status materialise(Walk *w, NodeId id);
+
+/* The expression of node id over its own shape. Where it does not fit, the
+ * largest elementwise argument under it goes to memory first (its own
+ * expression), until it does. */
+static fz_status build(Walk *w, NodeId id, FziExpr *x)
+{
+	const Node *n = &w->g->nodes[id];
+	int64_t shape[FZ_MAX_RANK];
+	for (int k = 0; k < n->rank; k++)
+		shape[k] = ir_dim_value(n->shape[k], w->run->dims);
+	for (;;) {
+		memset(x, 0, sizeof *x);
+		x->rank = n->rank;
+		memcpy(x->shape, shape, sizeof shape);
+		for (int i = 0; i < w->g->n; i++)
+			w->reg[i] = -1;
+		if (emit(w, x, id, n->rank, shape) >= 0)
+			return FZ_OK;
+		NodeId big = -1; /* the argument with the most nodes under it */
+		int most = -1;
+		for (int a = 0; a < ir_ops[n->op].arity; a++) {
+			NodeId arg = n->args[a];
+			int size = in_memory(w, arg) ? -1 : arg; /* ids are topological: a larger id, a later node */
+			if (size > most)
+				most = size, big = arg;
+		}
+		if (big < 0)
+			return rt_fail(w->err, FZ_ERR_INTERNAL, "interpreter: %s at %d:%d has too many operands",
+			               ir_ops[n->op].name, n->span.line, n->span.col);
+		fz_status s = materialise(w, big);
+		if (s != FZ_OK)
+			return s;
+	}
 }
 
 static unsigned grid_for(const Walk *w, int64_t items, int64_t per_block)
 {
-	int64_t blocks = (items + per_block - 1) / per_block, cap = (int64_t)(w->ctx->cg.sm_count > 0 ? w->ctx->cg.sm_count : 1) * 16;
+	int64_t blocks = (items + per_block - 1) / per_block;
+	int64_t cap = (int64_t)(w->ctx->cg.sm_count > 0 ? w->ctx->cg.sm_count : 1) * 16;
 	return (unsigned)(blocks < cap ? blocks : cap);
 }
 
@@ -169,44 +250,49 @@ static fz_status enqueue(Walk *w, CUfunction f, void *params, unsigned grid)
 	return r == CUDA_SUCCESS ? FZ_OK : rt_fail_cu(w->err, r, "launching the interpreter (cuLaunchKernel)");
 }
 
-/* A map writing n elements of shape `shape` at out, in dtype `store`. */
-static fz_status map(Walk *w, FziMap *m, const Node *n, CUdeviceptr out, int store)
-{
-	m->rank = n->rank;
-	for (int k = 0; k < n->rank; k++)
-		m->shape[k] = ir_dim_value(n->shape[k], w->run->dims);
-	m->n = numel(w, n);
-	m->out = out;
-	m->store = store;
-	return m->n == 0 ? FZ_OK : enqueue(w, w->ctx->interp_map, m, grid_for(w, m->n, BLOCK));
-}
-
-static fz_status run_elementwise(Walk *w, NodeId id)
+static fz_status alloc_temp(Walk *w, NodeId id)
 {
 	const Node *n = &w->g->nodes[id];
-	FziMap m;
-	memset(&m, 0, sizeof m);
-	switch (ir_ops[n->op].cls) {
-	case OC_SELECT: m.how = FZI_SELECT; break;
-	case OC_CAST: m.how = FZI_CAST; break;
-	default: m.how = FZI_SEM; break;
-	}
-	m.op = n->op;
-	m.result = n->dtype;
-	m.operand = n->operand;
-	m.round = w->run->store_all && dtype_is_half((fz_dtype)n->dtype);
-	m.arity = ir_ops[n->op].arity;
-	for (int a = 0; a < m.arity; a++)
-		m.a[a] = operand(w, n->args[a], n->rank);
-	return map(w, &m, n, w->temp[id], dtype_compute((fz_dtype)n->dtype));
+	size_t bytes = (size_t)numel(w, n) * fz_dtype_size(dtype_compute((fz_dtype)n->dtype));
+	CUresult r = bytes ? CU(cuMemAllocAsync)(&w->temp[id], bytes, w->run->stream) : CUDA_SUCCESS;
+	return r == CUDA_SUCCESS ? FZ_OK
+	                         : rt_fail_cu(w->err, r, "allocating the interpreter's temporaries (cuMemAllocAsync)");
 }
 
-static fz_status run_reduce(Walk *w, NodeId id)
+/* Node id's expression, stored at out in dtype `store`. */
+static fz_status map(Walk *w, NodeId id, CUdeviceptr out, int store)
+{
+	FziMap m;
+	memset(&m, 0, sizeof m);
+	fz_status s = build(w, id, &m.x);
+	m.n = numel(w, &w->g->nodes[id]);
+	m.out = out;
+	m.store = store;
+	return s != FZ_OK || m.n == 0 ? s : enqueue(w, w->ctx->interp_map, &m, grid_for(w, m.n, BLOCK));
+}
+
+/* An elementwise node's value into memory, in its compute type: loaded
+ * from there by the expressions built after. */
+static fz_status materialise(Walk *w, NodeId id)
+{
+	const Node *n = &w->g->nodes[id];
+	fz_status s = alloc_temp(w, id);
+	if (s == FZ_OK)
+		s = map(w, id, w->temp[id], dtype_compute((fz_dtype)n->dtype));
+	w->stored[id] = s == FZ_OK;
+	return s;
+}
+
+static fz_status reduce(Walk *w, NodeId id)
 {
 	const Node *n = &w->g->nodes[id];
 	const Node *x = &w->g->nodes[n->args[0]];
 	FziReduce m;
 	memset(&m, 0, sizeof m);
+	fz_status s = build(w, n->args[0], &m.x);
+	if (s == FZ_OK)
+		s = alloc_temp(w, id);
+	w->stored[id] = s == FZ_OK;
 	m.op = n->op;
 	m.result = n->dtype;
 	m.operand = n->operand;
@@ -215,27 +301,7 @@ static fz_status run_reduce(Walk *w, NodeId id)
 	m.rows = numel(w, n);
 	m.len = ir_dim_value(x->shape[x->rank - 1], w->run->dims);
 	m.out = w->temp[id];
-	m.a = operand(w, n->args[0], x->rank);
-	return m.rows == 0 ? FZ_OK : enqueue(w, w->ctx->interp_reduce, &m, grid_for(w, m.rows, 1));
-}
-
-static fz_status compute(Walk *w, NodeId id)
-{
-	const Node *n = &w->g->nodes[id];
-	size_t bytes = (size_t)numel(w, n) * fz_dtype_size(dtype_compute((fz_dtype)n->dtype));
-	if (bytes) {
-		CUresult r = CU(cuMemAllocAsync)(&w->temp[id], bytes, w->run->stream);
-		if (r != CUDA_SUCCESS)
-			return rt_fail_cu(w->err, r, "allocating the interpreter's temporaries (cuMemAllocAsync)");
-	}
-	return ir_ops[n->op].cls == OC_REDUCE ? run_reduce(w, id) : run_elementwise(w, id);
-}
-
-static void release(Walk *w, NodeId id)
-{
-	if (w->temp[id])
-		CU(cuMemFreeAsync)(w->temp[id], w->run->stream);
-	w->temp[id] = 0;
+	return s != FZ_OK || m.rows == 0 ? s : enqueue(w, w->ctx->interp_reduce, &m, grid_for(w, m.rows, 1));
 }
 
 static fz_status walk(Walk *w)
@@ -243,25 +309,14 @@ static fz_status walk(Walk *w)
 	const Graph *g = w->g;
 	fz_status s = FZ_OK;
 	liveness(w);
-	for (int i = 0; i < g->n && s == FZ_OK; i++) {
-		if (w->last[i] < 0 || ir_ops[g->nodes[i].op].cls == OC_LEAF)
-			continue;
-		s = compute(w, i);
-		for (int a = 0; s == FZ_OK && a < ir_ops[g->nodes[i].op].arity; a++)
-			if (w->last[g->nodes[i].args[a]] == i)
-				release(w, g->nodes[i].args[a]);
-	}
-	for (int k = 0; k < g->noutputs && s == FZ_OK; k++) {
-		const Node *n = &g->nodes[g->outputs[k].node];
-		FziMap m;
-		memset(&m, 0, sizeof m);
-		m.how = FZI_COPY;
-		m.arity = 1;
-		m.a[0] = operand(w, g->outputs[k].node, n->rank);
-		s = map(w, &m, n, w->run->out[k], n->dtype);
-	}
+	for (int i = 0; i < g->n && s == FZ_OK; i++)
+		if (w->live[i] && ir_ops[g->nodes[i].op].cls == OC_REDUCE)
+			s = reduce(w, i);
+	for (int k = 0; k < g->noutputs && s == FZ_OK; k++)
+		s = map(w, g->outputs[k].node, w->run->out[k], g->nodes[g->outputs[k].node].dtype);
 	for (int i = 0; i < g->n; i++)
-		release(w, i);
+		if (w->temp[i])
+			CU(cuMemFreeAsync)(w->temp[i], w->run->stream);
 	return s;
 }
 
@@ -269,11 +324,14 @@ fz_status rt_interp_launch(fz_context *ctx, const RtInterpRun *run, char *err)
 {
 	const Graph *g = run->g;
 	size_t nn = (size_t)(g->n > 0 ? g->n : 1);
-	Walk w = {ctx, run, g, calloc(nn, sizeof *w.temp), malloc(nn * sizeof *w.last), err, 0};
-	fz_status s = w.temp && w.last ? walk(&w) : rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	Walk w = {ctx,      run, g, calloc(nn, sizeof *w.temp), calloc(nn, sizeof *w.stored), calloc(nn, sizeof *w.live),
+	          malloc(nn * sizeof *w.reg), err, 0};
+	fz_status s = w.temp && w.stored && w.live && w.reg ? walk(&w) : rt_fail(err, FZ_ERR_NOMEM, "out of memory");
 	if (s == FZ_OK)
-		log_line("interpreter: %s launched node by node (%d launches)", g->name, w.launches);
+		log_line("interpreter: %s launched in %d kernels", g->name, w.launches);
 	free(w.temp);
-	free(w.last);
+	free(w.stored);
+	free(w.live);
+	free(w.reg);
 	return s;
 }

@@ -4,13 +4,16 @@
 // program's first launch can run here while NVRTC compiles its own kernels
 // (interpret.c says when).
 //
-// It is the CPU interpreter (ir/interp.c, ir/eval.c) on the GPU: a launch
-// per node over the node's whole shape, every value in its dtype's compute
-// type (f16/bf16 as f32, rounded only where stored), operands by strides
-// (0 where they broadcast), and the ops' formulas from ir/sem.def, the same
-// text the CPU interpreter and the generated kernels use. Sums of floats
-// accumulate in f64, as the CPU interpreter's. Simple over fast: a value is
-// an 8-byte union, an op a switch; it runs only until the real kernels load.
+// It is the CPU interpreter (ir/interp.c, ir/eval.c) on the GPU, with the
+// elementwise nodes under a reduction or an output evaluated per element
+// from a small code (interpret_abi.h's FziExpr: a register per node), so
+// that only reductions' results go through memory: every value in its
+// dtype's compute type (f16/bf16 as f32, rounded only where stored),
+// operands by strides (0 where they broadcast), the ops' formulas from
+// ir/sem.def, the same text the CPU interpreter and the generated kernels
+// use. Sums of floats accumulate in f64, as the CPU interpreter's. Simple
+// over fast: a value is an 8-byte union, an op a switch; it runs only until
+// the real kernels load.
 
 #include "runtime/interpret_abi.h"
 
@@ -235,30 +238,54 @@ __device__ static V cast(int from, int to, V v)
 
 // ---- kernels --------------------------------------------------------------
 
+// The expression at one element, its operands at offsets off[] (of x.load).
+__device__ static V eval(const FziExpr &x, const long long *off)
+{
+	V reg[FZI_MAX_CODE];
+	for (int i = 0; i < x.ncode; i++) {
+		const FziInstr &in = x.code[i];
+		V r;
+		if (in.how == FZI_LOAD) {
+			r = load(x.load[in.a[0]], off[in.a[0]]);
+		} else if (in.how == FZI_SELECT) {
+			r = reg[in.a[0]].i ? reg[in.a[1]] : reg[in.a[2]];
+		} else {
+			V v[3] = {reg[in.a[0]], reg[in.a[1]], reg[in.a[2]]};
+			r = in.how == FZI_CAST ? cast(in.operand, in.result, v[0]) : sem(in.op, in.result, in.operand, v);
+		}
+		if (in.round)
+			r.f = round_half(in.result, (float)r.f);
+		reg[i] = r;
+	}
+	return reg[x.ncode - 1];
+}
+
+// Offsets of every operand at the element whose index over x.shape[0..rank)
+// is idx (only the strided ones read it).
+__device__ static void offsets(const FziExpr &x, long long e, const long long *idx, long long *off)
+{
+	for (int l = 0; l < x.nloads; l++) {
+		const FziOperand &o = x.load[l];
+		long long v = o.kind == FZI_DENSE ? e : 0;
+		if (o.kind == FZI_STRIDED)
+			for (int k = 0; k < x.rank; k++)
+				v += idx[k] * o.stride[k];
+		off[l] = v;
+	}
+}
+
 extern "C" __global__ void fzi_map(const FziMap m)
 {
 	for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m.n;
 	     e += (long long)gridDim.x * blockDim.x) {
-		long long off[3] = {0, 0, 0}, rest = e;
-		for (int k = m.rank - 1; k >= 0; k--) {
-			long long ik = rest % m.shape[k];
-			rest /= m.shape[k];
-			for (int a = 0; a < m.arity; a++)
-				off[a] += ik * m.a[a].stride[k];
-		}
-		V v[3] = {{0}, {0}, {0}};
-		for (int a = 0; a < m.arity; a++)
-			v[a] = load(m.a[a], off[a]);
-		V r;
-		switch (m.how) {
-		case FZI_SEM: r = sem(m.op, m.result, m.operand, v); break;
-		case FZI_SELECT: r = v[0].i ? v[1] : v[2]; break;
-		case FZI_CAST: r = cast(m.operand, m.result, v[0]); break;
-		default: r = v[0]; break;
-		}
-		if (m.round)
-			r.f = round_half(m.result, (float)r.f);
-		store(m.store, m.out, e, r);
+		long long idx[FZI_MAX_RANK], off[FZI_MAX_LOADS];
+		if (m.x.strided)
+			for (long long k = m.x.rank - 1, rest = e; k >= 0; k--) {
+				idx[k] = rest % m.x.shape[k];
+				rest /= m.x.shape[k];
+			}
+		offsets(m.x, e, idx, off);
+		store(m.store, m.out, e, eval(m.x, off));
 	}
 }
 
@@ -314,10 +341,21 @@ extern "C" __global__ void fzi_reduce(const FziReduce m)
 {
 	__shared__ Acc part[256];
 	const bool fl = is_float(m.operand);
+	const int last = m.x.rank - 1;
 	for (long long row = blockIdx.x; row < m.rows; row += gridDim.x) {
+		// the row's operand offsets once; an element k further along the row
+		long long idx[FZI_MAX_RANK] = {0}, base[FZI_MAX_LOADS], off[FZI_MAX_LOADS];
+		for (long long k = last - 1, rest = row; k >= 0; k--) {
+			idx[k] = rest % m.x.shape[k];
+			rest /= m.x.shape[k];
+		}
+		offsets(m.x, row * m.len, idx, base);
 		Acc a = {0, 0, 0, {0}, 0};
-		for (long long k = threadIdx.x; k < m.len; k += blockDim.x)
-			acc_add(a, m.op, fl, load(m.a, row * m.len + k));
+		for (long long k = threadIdx.x; k < m.len; k += blockDim.x) {
+			for (int l = 0; l < m.x.nloads; l++)
+				off[l] = base[l] + (m.x.load[l].kind == FZI_DENSE ? k : k * m.x.load[l].stride[last]);
+			acc_add(a, m.op, fl, eval(m.x, off));
+		}
 		part[threadIdx.x] = a;
 		__syncthreads();
 		for (unsigned h = blockDim.x / 2; h > 0; h /= 2) { // threads in order: one result whatever the timing

@@ -91,7 +91,7 @@ def test_first_calls_run_on_the_interpreter_until_the_jit_ends(cuda, monkeypatch
     for _ in range(2):
         assert_close(compiled(x, w), fn(x, w), row=3001)
     logged = capfd.readouterr().err
-    assert logged.count("fusec: interpreter: torch launched node by node") == 2, logged
+    assert logged.count("fusec: interpreter: torch launched in 3 kernels") == 2, logged
     assert "nvrtc:" not in logged
     gate.set()
     assert len(futures) == 1
