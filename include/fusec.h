@@ -263,14 +263,17 @@ FZ_API fz_status fz_program_run_cpu(const fz_program *p, const void *const *inpu
 FZ_API fz_status fz_program_prepare(fz_program *p, const int64_t *dims);
 
 /* 1: launches of p's runs go to fusec's GPU interpreter, which needs no
- * compile (its generic kernels are built into libfusec): a node a pass over
- * memory, so several times slower than p's own kernels, and equal to the
- * CPU reference within the numerics contract (f32 sums accumulate in f64).
- * Meant for the first calls while another thread compiles p's kernels
- * (fz_program_prepare), as the torch backend does; 0 (the default): launches
- * use p's kernels, compiling what they need. A launch into a stream capture
- * never interprets, nor does one on a device the build has no interpreter
- * for (it compiles, and FUSEC_LOG says so). Thread-safe. */
+ * compile (its generic kernels are built into libfusec): a kernel per row
+ * reduction and per output, each evaluating the ops under it per element
+ * from a small code, so slower than p's own kernels (an op a switch, the
+ * elementwise work repeated where several reductions or outputs share it);
+ * equal to the CPU reference within the numerics contract (f32 sums
+ * accumulate in f64). Meant for the first calls while another thread
+ * compiles p's kernels (fz_program_prepare), as the torch backend does; 0
+ * (the default): launches use p's kernels, compiling what they need. A
+ * launch into a capture of the run's stream never interprets, nor does one
+ * on a device the build has no interpreter for (it compiles; FUSEC_LOG says
+ * why). Thread-safe. */
 FZ_API fz_status fz_program_set_interpret(fz_program *p, int enable);
 
 /* ---- runs: bindings and launches ---------------------------------------------------- */

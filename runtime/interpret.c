@@ -201,9 +201,9 @@ static int emit(Walk *w, FziExpr *x, NodeId id, int r, const int64_t *shape)
 
 static fz_status materialise(Walk *w, NodeId id);
 
-/* The expression of node id over its own shape. Where it does not fit, the
- * largest elementwise argument under it goes to memory first (its own
- * expression), until it does. */
+/* The expression of node id over its own shape. Where it does not fit, its
+ * latest elementwise argument goes to memory first (its own expression),
+ * until it does. */
 static fz_status build(Walk *w, NodeId id, FziExpr *x)
 {
 	const Node *n = &w->g->nodes[id];
@@ -218,14 +218,10 @@ static fz_status build(Walk *w, NodeId id, FziExpr *x)
 			w->reg[i] = -1;
 		if (emit(w, x, id, n->rank, shape) >= 0)
 			return FZ_OK;
-		NodeId big = -1; /* the argument with the most nodes under it */
-		int most = -1;
-		for (int a = 0; a < ir_ops[n->op].arity; a++) {
-			NodeId arg = n->args[a];
-			int size = in_memory(w, arg) ? -1 : arg; /* ids are topological: a larger id, a later node */
-			if (size > most)
-				most = size, big = arg;
-		}
+		NodeId big = -1; /* the latest argument not in memory: ids are topological, */
+		for (int a = 0; a < ir_ops[n->op].arity; a++) /* so it is the one most is built on */
+			if (!in_memory(w, n->args[a]) && n->args[a] > big)
+				big = n->args[a];
 		if (big < 0)
 			return rt_fail(w->err, FZ_ERR_INTERNAL, "interpreter: %s at %d:%d has too many operands",
 			               ir_ops[n->op].name, n->span.line, n->span.col);

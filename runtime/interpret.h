@@ -1,9 +1,9 @@
 /*
  * interpret.h: the GPU interpreter (interpret.cu's kernels, compiled when
- * libfusec is built and linked in as cubins): a program run node by node
- * with generic kernels, so that a launch needs no NVRTC compile. Slower than
- * the program's own kernels (every node a pass over memory); it serves a
- * program's first calls while its kernels compile (fz_program_set_interpret).
+ * libfusec is built and linked in as cubins): a program run with generic
+ * kernels, a launch per row reduction and per output, so that a launch
+ * needs no NVRTC compile. Slower than the program's own kernels; it serves
+ * a program's first calls while its kernels compile (fz_program_set_interpret).
  */
 #ifndef FUSEC_RUNTIME_INTERPRET_H
 #define FUSEC_RUNTIME_INTERPRET_H
@@ -38,9 +38,9 @@ typedef struct RtInterpRun {
  * first time, when the build has no cubin for the device or the driver
  * refuses it (the caller then compiles as usual). */
 bool rt_interp_available(fz_context *ctx);
-/* Enqueue the run's nodes and outputs on its stream (ctx current and the
- * interpreter available); temporaries come from the stream-ordered
- * allocator and go back as their last user is enqueued. */
+/* Enqueue the run's reductions and outputs on its stream (ctx current and
+ * the interpreter available); the reductions' results go to temporaries of
+ * the stream-ordered allocator, freed (in stream order) at the end. */
 fz_status rt_interp_launch(fz_context *ctx, const RtInterpRun *run, char *err);
 /* Unload it (context destruction; ctx current). */
 void rt_interp_unload(fz_context *ctx);

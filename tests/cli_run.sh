@@ -62,6 +62,8 @@ same_text dim_missing err "fusec: --dim expects a value"
 expect seed 2 -- "$fusec" run softmax.fz --cpu --seed x1
 same_text seed err "fusec: --seed expects a non-negative integer, got 'x1'"
 expect check_cpu 2 -- "$fusec" run softmax.fz --cpu --check
+expect interpret_cpu 2 -- "$fusec" run softmax.fz --cpu --interpret
+same_text interpret_cpu err "fusec: --interpret runs on the GPU's interpreter: it cannot be used with --cpu"
 expect two_files 2 -- "$fusec" run softmax.fz scale.fz --cpu
 expect in_twice 2 -- "$fusec" run scale.fz --cpu --in s=1 --in s=2 --dim N=2
 same_text in_twice err "fusec: --in: input 's' is given twice"

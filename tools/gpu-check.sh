@@ -8,7 +8,10 @@
 #     test_random last with what is left of the time (FUSEC_RANDOM_SECONDS);
 #   - compute-sanitizer over `fusec run --check` of every example at small
 #     sizes: memcheck (fused and per-op), racecheck, synccheck and initcheck;
-#     memcheck also at 2 rows of 4194309, where split rows go without a cache.
+#     memcheck also at 2 rows of 4194309, where split rows go without a cache,
+#     and memcheck of the GPU interpreter (`--interpret`);
+#   - gpu_test_examples and gpu_test_random again on the GPU interpreter
+#     (FUSEC_TEST_INTERPRET=1).
 #
 # The binaries run directly (not through ctest, whose paths are this build's),
 # with FUSEC_SOURCE_DIR pointing at this tree. Each step has a timeout; a
@@ -117,6 +120,11 @@ gpu_tests() {
 		name=$(basename "$t")
 		[ -f "$t" ] && [ -x "$t" ] && [ "$name" != gpu_test_random ] && step "gpu/$name" 150 "$t"
 	done
+	# the GPU interpreter (fz_program_set_interpret) over the same programs: no compiles, quick
+	[ -x "$BUILD/tests/gpu_test_examples" ] &&
+		FUSEC_TEST_INTERPRET=1 step gpu/gpu_test_examples_interpret 120 "$BUILD/tests/gpu_test_examples"
+	[ -x "$BUILD/tests/gpu_test_random" ] &&
+		FUSEC_TEST_INTERPRET=1 FUSEC_RANDOM_SECONDS=60 step gpu/gpu_test_random_interpret 100 "$BUILD/tests/gpu_test_random"
 	if [ -x "$BUILD/tests/gpu_test_random" ]; then
 		secs=$(($(left) - 45))
 		[ "$secs" -gt 240 ] && secs=240
@@ -143,6 +151,8 @@ if [ -n "$SAN" ] && [ -x "$FUSEC" ]; then
 	sanitize memcheck fused-2x5000 2 5000
 	sanitize memcheck fused-1x100003 1 100003
 	sanitize memcheck fused-2x4194309 2 4194309 # split rows without a cache
+	sanitize memcheck interpret-3x515 3 515 --interpret
+	sanitize racecheck interpret-3x5000 3 5000 --interpret
 	sanitize racecheck fused-3x67 3 67
 	sanitize racecheck fused-2x5000 2 5000
 	sanitize racecheck fused-1x100003 1 100003

@@ -45,6 +45,7 @@ static const char run_usage[] =
 	"  --device N          GPU ordinal (default 0)\n"
 	"  --no-fuse           one kernel per op, as eager PyTorch runs them (GPU)\n"
 	"  --check             also run the CPU reference and compare (GPU)\n"
+	"  --interpret         run on fusec's GPU interpreter, compiling no kernel (GPU)\n"
 	"  -v, --verbose       log each JIT compile and launch geometry to stderr\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -72,7 +73,7 @@ typedef struct RunOptions {
 	const char *out_dir;
 	uint64_t seed;
 	int device;
-	bool cpu, no_fuse, check;
+	bool cpu, no_fuse, check, interpret;
 	NamedArg *dims, *ins;
 	int ndims, nins;
 } RunOptions;
@@ -103,7 +104,7 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
-enum { OPT_CPU = 256, OPT_NO_FUSE, OPT_CHECK, OPT_DIM, OPT_IN, OPT_OUT_DIR, OPT_SEED, OPT_DEVICE };
+enum { OPT_CPU = 256, OPT_NO_FUSE, OPT_CHECK, OPT_INTERPRET, OPT_DIM, OPT_IN, OPT_OUT_DIR, OPT_SEED, OPT_DEVICE };
 
 static int run_option(void *ctx, int opt, const char *v)
 {
@@ -113,6 +114,7 @@ static int run_option(void *ctx, int opt, const char *v)
 	case OPT_CPU: o->cpu = true; return -1;
 	case OPT_NO_FUSE: o->no_fuse = true; return -1;
 	case OPT_CHECK: o->check = true; return -1;
+	case OPT_INTERPRET: o->interpret = true; return -1;
 	case OPT_DIM:
 		if (!split_named("--dim", v, &o->dims[o->ndims]))
 			return EXIT_USAGE;
@@ -149,6 +151,7 @@ static int parse_run_options(int argc, char **argv, RunOptions *o)
 		{"cpu", no_argument, NULL, OPT_CPU},
 		{"no-fuse", no_argument, NULL, OPT_NO_FUSE},
 		{"check", no_argument, NULL, OPT_CHECK},
+		{"interpret", no_argument, NULL, OPT_INTERPRET},
 		{"dim", required_argument, NULL, OPT_DIM},
 		{"in", required_argument, NULL, OPT_IN},
 		{"out-dir", required_argument, NULL, OPT_OUT_DIR},
@@ -172,6 +175,10 @@ static int parse_run_options(int argc, char **argv, RunOptions *o)
 	o->file = argv[first];
 	if (o->check && o->cpu) {
 		cli_error("--check compares the GPU with the CPU reference: it cannot be used with --cpu");
+		return EXIT_USAGE;
+	}
+	if (o->interpret && o->cpu) {
+		cli_error("--interpret runs on the GPU's interpreter: it cannot be used with --cpu");
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -627,7 +634,7 @@ static int run_program(const RunOptions *o, Compilation *c, int64_t *dims, Tenso
 		if (!is_file[k] && (rc = make_input(g, k, dims, number, o->seed, &inputs[k])) >= 0)
 			return rc;
 	}
-	RunJob job = {o->file, c, dims, inputs, o->out_dir, o->seed, o->device, o->no_fuse, o->check};
+	RunJob job = {o->file, c, dims, inputs, o->out_dir, o->seed, o->device, o->no_fuse, o->check, o->interpret};
 	return o->cpu ? run_cpu(&job) : cli_run_gpu(&job);
 }
 

@@ -21,6 +21,7 @@ typedef struct RunJob {
 	int device;            /* --device: the GPU's ordinal */
 	bool no_fuse;          /* --no-fuse: one kernel per op */
 	bool check;            /* --check: also run the CPU interpreter and compare */
+	bool interpret;        /* --interpret: on the GPU interpreter, no kernel compiled */
 } RunJob;
 
 /* Run the job on the GPU and write its outputs; returns the exit code. */

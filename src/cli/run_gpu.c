@@ -133,7 +133,7 @@ static int run_on(const RunJob *job, fz_context *ctx, Tensor *outs)
 		fputs(d.rendered, stderr);
 	} else if (s != FZ_OK) {
 		cli_error("%s: %s", job->path, fz_last_error());
-	} else if (fz_run_create(p, NULL, &r) != FZ_OK) {
+	} else if (fz_program_set_interpret(p, job->interpret) != FZ_OK || fz_run_create(p, NULL, &r) != FZ_OK) {
 		cli_error("%s: %s", job->path, fz_last_error());
 	} else if (bind_inputs(job, r) && run_and_read(job, r, outs)) {
 		rc = cli_run_write_outputs(job, outs);

@@ -484,6 +484,29 @@ START_TEST(interpreter_compiles_nothing)
 	ck_assert_str_eq(fz_run_error(r), "max at 4:5 reduces an empty axis (C = 0)");
 	free_tensors(in, g->ninputs);
 
+	/* more operands and ops than one expression holds: parts of it go to
+	 * memory first (thirteen inputs, and a chain of 60 ops under a sum) */
+	char big[4096] = "in a0: f32[R, C]\n", *e = big + strlen(big);
+	for (int i = 1; i < 13; i++)
+		e += sprintf(e, "in a%d: f32[%sC]\n", i, i % 2 ? "R, " : "");
+	e += sprintf(e, "t = a0");
+	for (int i = 1; i < 13; i++)
+		e += sprintf(e, " %c a%d", "+-*"[i % 3], i);
+	e += sprintf(e, "\nu = t");
+	for (int i = 0; i < 60; i++)
+		e += sprintf(e, " * 0.5 + %d", i % 7);
+	sprintf(e, "\nout y = u - sum(u)\n");
+	fz_program *q;
+	ck_assert_int_eq(fz_program_compile(c2, "interp_big.fz", big, strlen(big), &o, &q, &d), FZ_OK);
+	ck_assert_int_eq(fz_program_set_interpret(q, 1), FZ_OK);
+	fz_run *rq;
+	ck_assert_int_eq(fz_run_create(q, NULL, &rq), FZ_OK);
+	run_compared(rq, graph_of(q), (int64_t[]){5, 3001}, 4);
+	fz_run_destroy(rq);
+	fz_program_destroy(q);
+	fz_context_cache_stats(c2, &st);
+	ck_assert_uint_eq(st.nvrtc_compiles, 0);
+
 	ck_assert_int_eq(fz_program_set_interpret(p, 0), FZ_OK);
 	run_compared(r, g, (int64_t[]){3, 50000}, 9);
 	fz_context_cache_stats(c2, &st);

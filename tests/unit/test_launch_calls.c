@@ -1189,6 +1189,21 @@ START_TEST(interpreted_launch)
 	ck_assert_int_eq(fz_run_output(r, "z", &out, NULL, NULL), FZ_OK);
 	ck_assert(out == (void *)(uintptr_t)Z);
 
+	CUstream user = (CUstream)(uintptr_t)0x7770;
+	ck_assert_int_eq(fz_run_set_stream(r, user), FZ_OK);
+	fake.user_capturing = user;
+	clear_counts();
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	check_asbr_op(0, X, Z, 0.5f, false);
+	fake.user_capturing = NULL;
+	ck_assert_int_eq(fz_program_set_interpret(p, 0), FZ_OK);
+	clear_counts();
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	ck_assert_int_eq(fake.nran, 1);
+	check_asbr_op(0, X, Z, 0.5f, false);
+
+	/* (programs compiled after the asbr kernel was loaded: the fake finds
+	 * entries by symbol, newest program first, and theirs are named alike) */
 	/* softmax: a reduce for max, one for the sum (under it exp(x - m)), a
 	 * map for the output; the reductions' results in temporaries */
 	fz_program *sm = compile("in x: f32[R, C]\nm = max(x)\ne = exp(x - m)\nout y = e / sum(e)\n", 1);
@@ -1209,21 +1224,38 @@ START_TEST(interpreted_launch)
 	ck_assert_int_eq(calls[F_cuMemAllocAsync], 2);
 	ck_assert_int_eq(calls[F_cuMemFreeAsync], 2);
 
-	CUstream user = (CUstream)(uintptr_t)0x7770;
-	ck_assert_int_eq(fz_run_set_stream(r, user), FZ_OK);
-	fake.user_capturing = user;
+	/* thirteen inputs: more operands than an expression holds, so the sum of
+	 * the first twelve... goes to memory first, then the output's map */
+	char big[1024] = "in a0: f32[N]\n", *e = big + strlen(big);
+	for (int i = 1; i < 13; i++)
+		e += sprintf(e, "in a%d: f32[N]\n", i);
+	e += sprintf(e, "out y = a0");
+	for (int i = 1; i < 13; i++)
+		e += sprintf(e, " + a%d", i);
+	sprintf(e, "\n");
+	fz_program *bp = compile(big, 1);
+	ck_assert_int_eq(fz_program_set_interpret(bp, 1), FZ_OK);
+	fz_run *rb;
+	ck_assert_int_eq(fz_run_create(bp, NULL, &rb), FZ_OK);
+	int64_t n1[1] = {N};
+	for (int i = 0; i < 13; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "a%d", i);
+		ck_assert_int_eq(fz_run_bind_input(rb, name, (void *)(uintptr_t)(X + 0x10000 * (unsigned)i), FZ_F32, 1, n1),
+		                 FZ_OK);
+	}
+	ck_assert_int_eq(fz_run_bind_output(rb, "y", (void *)(uintptr_t)Z, FZ_F32, 1, n1), FZ_OK);
 	clear_counts();
-	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
-	check_asbr_op(0, X, Z, 0.5f, false);
-	fake.user_capturing = NULL;
-	ck_assert_int_eq(fz_program_set_interpret(p, 0), FZ_OK);
-	clear_counts();
-	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
-	ck_assert_int_eq(fake.nran, 1);
-	check_asbr_op(0, X, Z, 0.5f, false);
+	ck_assert_msg(fz_run_launch(rb) == FZ_OK, "%s", fz_run_error(rb));
+	ck_assert_int_eq(fake.nran, 2);
+	ck_assert_int_eq(calls[F_cuMemAllocAsync], 1);
+	ck_assert_int_eq(calls[F_cuMemFreeAsync], 1);
+	fz_run_destroy(rb);
+
 	fz_run_destroy(rs);
 	fz_run_destroy(r);
-	fz_program_destroy(sm); /* the newest last: the fake looks entries up newest first */
+	fz_program_destroy(bp);
+	fz_program_destroy(sm);
 	fz_program_destroy(p);
 	ck_assert_int_eq(fake.live_allocs, 0);
 }
