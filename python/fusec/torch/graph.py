@@ -12,9 +12,9 @@ left to PyTorch whole, with fusec's message as the reason.
 A CUDA region's kernels are JIT-compiled on a worker thread, started here,
 so that NVRTC runs while Dynamo and AOTAutograd finish (runtime.jit_async);
 calls before it ends run on fusec's GPU interpreter, or with the option
-interpret False wait for it. A region whose JIT fails is
-found then, reported (the graph's report is amended and logged) and runs
-its nodes in PyTorch from then on.
+interpret False wait for it. A region whose JIT fails is found after,
+reported (the graph's report is amended and logged) and runs its nodes in
+PyTorch from then on.
 
 The rewritten graph keeps every other node as it was and calls each region
 where its inputs are ready (a topological order of regions and nodes); it is

@@ -130,9 +130,10 @@ class Region:
     `pending` is the Future of the program's JIT compile (jit_async). With
     `interpret` (as given to jit_async), calls while it runs go to the
     program, which runs them on the GPU interpreter; else the first call
-    waits for it. The first call after it ended settles it: if it failed, `on_fail(exception)` reports it and
-    returns what runs the region's nodes in PyTorch instead, from then on. A
-    refusal found late still costs speed, never a wrong answer."""
+    waits for it. The first call after it ended settles it: if it failed,
+    `on_fail(exception)` reports it and returns what runs the region's nodes
+    in PyTorch instead, from then on. A refusal found late still costs
+    speed, never a wrong answer."""
 
     def __init__(self, name, source, program, inputs, outputs, cpu=False, pending=None, on_fail=None,
                  interpret=False):
