@@ -70,34 +70,12 @@ static char *compile(const char *src, const char *name, int arch, char **incs, i
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-int main(int argc, char **argv)
+/* The C file of cubins for archs (sorted), written whole or not at all. */
+static int write_images(const char *path, const char *src, const char *base, char **incs, int nincs,
+                        const int *archs, int narch)
 {
-	int sep = 3;
-	while (sep < argc && strcmp(argv[sep], "--") != 0)
-		sep++;
-	if (argc < 4 || sep >= argc - 1) {
-		fprintf(stderr, "usage: embed_kernels OUT.c SOURCE.cu INCLUDE_DIR... -- ARCH...\n");
-		return 2;
-	}
-	char *src = read_all(argv[2]);
-	if (!src) {
-		fprintf(stderr, "embed_kernels: cannot read %s\n", argv[2]);
-		return 1;
-	}
-	int nincs = sep - 3, narch = argc - sep - 1;
-	char **incs = calloc((size_t)nincs + 1, sizeof *incs);
-	int *archs = calloc((size_t)narch, sizeof *archs);
-	for (int i = 0; i < nincs; i++) {
-		incs[i] = malloc(strlen(argv[3 + i]) + 3);
-		sprintf(incs[i], "-I%s", argv[3 + i]);
-	}
-	for (int i = 0; i < narch; i++)
-		archs[i] = atoi(argv[sep + 1 + i]);
-	qsort(archs, (size_t)narch, sizeof *archs, cmp_int);
-	const char *base = strrchr(argv[2], '/') ? strrchr(argv[2], '/') + 1 : argv[2];
-
 	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE *out = fopen(tmp, "w");
 	if (!out) {
 		fprintf(stderr, "embed_kernels: cannot write %s\n", tmp);
@@ -123,10 +101,53 @@ int main(int argc, char **argv)
 	for (int i = 0; i < narch; i++)
 		fprintf(out, "\t{%d, sm_%d, sizeof sm_%d},\n", archs[i], archs[i], archs[i]);
 	fprintf(out, "};\nconst int rt_interp_nimages = %d;\n", narch);
-	if (fclose(out) != 0 || rename(tmp, argv[1]) != 0) {
+	if (fclose(out) != 0 || rename(tmp, path) != 0) {
 		remove(tmp);
-		fprintf(stderr, "embed_kernels: cannot write %s\n", argv[1]);
+		fprintf(stderr, "embed_kernels: cannot write %s\n", path);
 		return 1;
 	}
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int sep = 3;
+	while (sep < argc && strcmp(argv[sep], "--") != 0)
+		sep++;
+	if (argc < 4 || sep >= argc - 1) {
+		fprintf(stderr, "usage: embed_kernels OUT.c SOURCE.cu INCLUDE_DIR... -- ARCH...\n");
+		return 2;
+	}
+	char *src = read_all(argv[2]);
+	if (!src) {
+		fprintf(stderr, "embed_kernels: cannot read %s\n", argv[2]);
+		return 1;
+	}
+	int nincs = sep - 3, narch = argc - sep - 1;
+	char **incs = calloc((size_t)nincs + 1, sizeof *incs);
+	int *archs = calloc((size_t)narch, sizeof *archs);
+	for (int i = 0; incs && i < nincs; i++) {
+		size_t n = strlen(argv[3 + i]) + 3;
+		if ((incs[i] = malloc(n)) != NULL)
+			snprintf(incs[i], n, "-I%s", argv[3 + i]);
+	}
+	for (int i = 0; incs && i < nincs; i++)
+		if (!incs[i])
+			archs = (free(archs), NULL);
+	if (!incs || !archs) {
+		fprintf(stderr, "embed_kernels: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < narch; i++)
+		archs[i] = atoi(argv[sep + 1 + i]);
+	qsort(archs, (size_t)narch, sizeof *archs, cmp_int);
+	const char *base = strrchr(argv[2], '/') ? strrchr(argv[2], '/') + 1 : argv[2];
+
+	int rc = write_images(argv[1], src, base, incs, nincs, archs, narch);
+	for (int i = 0; i < nincs; i++)
+		free(incs[i]);
+	free(incs);
+	free(archs);
+	free(src);
+	return rc;
 }
