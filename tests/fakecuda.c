@@ -80,6 +80,8 @@ static CUresult memAlloc(CUdeviceptr *p, size_t n)
 }
 
 static CUresult memFree(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+static CUresult memAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return memAlloc(p, n); }
+static CUresult memFreeAsync(CUdeviceptr p, CUstream s) { return memFree(p); }
 static CUresult memsetD8(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { memset((void *)(uintptr_t)p, v, n); return 0; }
 static CUresult htod(CUdeviceptr d, const void *h, size_t n, CUstream s) { memcpy((void *)(uintptr_t)d, h, n); return 0; }
 static CUresult dtoh(void *h, CUdeviceptr d, size_t n, CUstream s) { memcpy(h, (void *)(uintptr_t)d, n); return 0; }
@@ -137,7 +139,8 @@ static const struct {
 	{"cuModuleUnload", (void *)moduleUnload}, {"cuModuleGetFunction", (void *)moduleGetFunction},
 	{"cuFuncSetAttribute", (void *)funcSetAttribute},
 	{"cuOccupancyMaxActiveBlocksPerMultiprocessor", (void *)occupancy}, {"cuMemAlloc", (void *)memAlloc},
-	{"cuMemFree", (void *)memFree}, {"cuMemsetD8Async", (void *)memsetD8}, {"cuMemcpyHtoDAsync", (void *)htod},
+	{"cuMemFree", (void *)memFree}, {"cuMemAllocAsync", (void *)memAllocAsync},
+	{"cuMemFreeAsync", (void *)memFreeAsync}, {"cuMemsetD8Async", (void *)memsetD8}, {"cuMemcpyHtoDAsync", (void *)htod},
 	{"cuMemcpyDtoHAsync", (void *)dtoh}, {"cuMemcpyDtoDAsync", (void *)dtod}, {"cuLaunchKernel", (void *)launch},
 	{"cuLaunchKernelEx", (void *)launchEx}, {"cuStreamCreate", (void *)streamCreate},
 	{"cuStreamDestroy", (void *)streamDestroy}, {"cuStreamSynchronize", (void *)streamSynchronize},
