@@ -8,7 +8,7 @@
  * temporary in its compute type (f16/bf16 as f32) from the stream-ordered
  * allocator until the launch's end. An output is stored in its own dtype
  * (halves rounded there, as a kernel's store does). An expression too large
- * for one parameter block sends its largest argument to memory first. So
+ * for one parameter block sends its latest argument to memory first. So
  * the elementwise work is recomputed where several users share it, and
  * nothing but reductions' results goes through memory.
  */
