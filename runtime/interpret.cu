@@ -32,90 +32,13 @@ __device__ static float fz_nanf() { return __int_as_float(0x7fffffff); }
 
 // ---- the formulas of sem.def, per compute type ----------------------------
 
-#define SEM_NONE(op, ...)
-#define SEM_EXPR(op, ...) case op: return __VA_ARGS__;
-#define SEM_BODY(op, ...) case op: { __VA_ARGS__ }
-
-#define FLOAT SEM_EXPR
-#define FLOAT_FN SEM_BODY
-#define INT SEM_NONE
-#define INT_FN SEM_NONE
-#define BOOL SEM_NONE
-#define BOOL_FN SEM_NONE
-#define ALL SEM_EXPR
-__device__ static float sem_f32(int op, float x, float y, float z)
-{
-	typedef float T;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return fz_nanf();
-}
-
-__device__ static double sem_f64(int op, double x, double y, double z)
-{
-	typedef double T;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return (double)fz_nanf();
-}
-#undef FLOAT
-#undef FLOAT_FN
-#undef INT
-#undef INT_FN
-#define FLOAT SEM_NONE
-#define FLOAT_FN SEM_NONE
-#define INT SEM_EXPR
-#define INT_FN SEM_BODY
-
-__device__ static int sem_i32(int op, int x, int y, int z)
-{
-	typedef int T;
-	typedef unsigned U;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return 0;
-}
-
-__device__ static long long sem_i64(int op, long long x, long long y, long long z)
-{
-	typedef long long T;
-	typedef unsigned long long U;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return 0;
-}
-#undef INT
-#undef INT_FN
-#undef BOOL
-#undef BOOL_FN
-#define INT SEM_NONE
-#define INT_FN SEM_NONE
-#define BOOL SEM_EXPR
-#define BOOL_FN SEM_BODY
-
-__device__ static bool sem_bool(int op, bool x, bool y, bool z)
-{
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return false;
-}
-#undef FLOAT
-#undef FLOAT_FN
-#undef INT
-#undef INT_FN
-#undef BOOL
-#undef BOOL_FN
-#undef ALL
+#define SEM_FN __device__ static
+#define SEM_I32 int
+#define SEM_U32 unsigned
+#define SEM_I64 long long
+#define SEM_U64 unsigned long long
+#define SEM_NAN fz_nanf()
+#include "ir/sem_fns.h"
 
 // An op on values of the operand's compute type (eval.c's eval_sem; which
 // ops and dtypes meet here the host checked against the program's graph).

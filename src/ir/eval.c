@@ -70,99 +70,18 @@ static const bool has_bool[OP_COUNT] = {
 #undef BOOL
 #undef BOOL_FN
 #undef ALL
+#undef SEM_NONE
+#undef SEM_MARK
 
 /* ---- the texts, as C ---------------------------------------------------------------- */
 
-/* A function per compute type with a case for each op that has a text for
- * it. eval_sem calls one only for an op the tables above list, so the
- * value after the switch is never returned. */
-#define SEM_EXPR(op, ...) case op: return __VA_ARGS__;
-#define SEM_BODY(op, ...) case op: { __VA_ARGS__ }
-
-#define FLOAT SEM_EXPR
-#define FLOAT_FN SEM_BODY
-#define INT SEM_NONE
-#define INT_FN SEM_NONE
-#define BOOL SEM_NONE
-#define BOOL_FN SEM_NONE
-#define ALL SEM_EXPR
-static float sem_f32(Op op, float x, float y, float z)
-{
-	typedef float T;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return (T)NAN;
-}
-
-static double sem_f64(Op op, double x, double y, double z)
-{
-	typedef double T;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return (T)NAN;
-}
-#undef FLOAT
-#undef FLOAT_FN
-#undef INT
-#undef INT_FN
-#define FLOAT SEM_NONE
-#define FLOAT_FN SEM_NONE
-#define INT SEM_EXPR
-#define INT_FN SEM_BODY
-
-static int32_t sem_i32(Op op, int32_t x, int32_t y, int32_t z)
-{
-	typedef int32_t T;
-	typedef uint32_t U;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return (T)(U)0;
-}
-
-static int64_t sem_i64(Op op, int64_t x, int64_t y, int64_t z)
-{
-	typedef int64_t T;
-	typedef uint64_t U;
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return (T)(U)0;
-}
-#undef INT
-#undef INT_FN
-#undef BOOL
-#undef BOOL_FN
-#define INT SEM_NONE
-#define INT_FN SEM_NONE
-#define BOOL SEM_EXPR
-#define BOOL_FN SEM_BODY
-
-static bool sem_bool(Op op, bool x, bool y, bool z)
-{
-	switch (op) {
-#include "ir/sem.def"
-	default: break;
-	}
-	return false;
-}
-#undef FLOAT
-#undef FLOAT_FN
-#undef INT
-#undef INT_FN
-#undef BOOL
-#undef BOOL_FN
-#undef ALL
-#undef SEM_EXPR
-#undef SEM_BODY
-#undef SEM_NONE
-#undef SEM_MARK
+#define SEM_FN static
+#define SEM_I32 int32_t
+#define SEM_U32 uint32_t
+#define SEM_I64 int64_t
+#define SEM_U64 uint64_t
+#define SEM_NAN NAN
+#include "ir/sem_fns.h"
 
 /* An op of sem.def on values of the operand's compute type. A float op
  * gives a float or a bool, an integer op an integer or a bool, a bool op a
