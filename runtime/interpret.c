@@ -91,21 +91,10 @@ typedef struct Walk {
 	const Graph *g;
 	CUdeviceptr *temp;  /* per node: its value in memory, computed here (0: none) */
 	bool *stored;       /* per node: a reduction's or a materialised value, in temp */
-	bool *live;         /* per node: some output depends on it */
 	int16_t *reg;       /* per node: its register in the expression being built, or -1 */
 	char *err;
 	int launches;
 } Walk;
-
-static void liveness(Walk *w)
-{
-	const Graph *g = w->g;
-	for (int k = 0; k < g->noutputs; k++)
-		w->live[g->outputs[k].node] = true;
-	for (int i = g->n - 1; i >= 0; i--)
-		for (int a = 0; w->live[i] && a < ir_ops[g->nodes[i].op].arity; a++)
-			w->live[g->nodes[i].args[a]] = true;
-}
 
 static int64_t numel(const Walk *w, const Node *n)
 {
@@ -304,9 +293,8 @@ static fz_status walk(Walk *w)
 {
 	const Graph *g = w->g;
 	fz_status s = FZ_OK;
-	liveness(w);
-	for (int i = 0; i < g->n && s == FZ_OK; i++)
-		if (w->live[i] && ir_ops[g->nodes[i].op].cls == OC_REDUCE)
+	for (int i = 0; i < g->n && s == FZ_OK; i++) /* every node is live: the pipeline ran ir_dce */
+		if (ir_ops[g->nodes[i].op].cls == OC_REDUCE)
 			s = reduce(w, i);
 	for (int k = 0; k < g->noutputs && s == FZ_OK; k++)
 		s = map(w, g->outputs[k].node, w->run->out[k], g->nodes[g->outputs[k].node].dtype);
@@ -320,14 +308,12 @@ fz_status rt_interp_launch(fz_context *ctx, const RtInterpRun *run, char *err)
 {
 	const Graph *g = run->g;
 	size_t nn = (size_t)(g->n > 0 ? g->n : 1);
-	Walk w = {ctx,      run, g, calloc(nn, sizeof *w.temp), calloc(nn, sizeof *w.stored), calloc(nn, sizeof *w.live),
-	          malloc(nn * sizeof *w.reg), err, 0};
-	fz_status s = w.temp && w.stored && w.live && w.reg ? walk(&w) : rt_fail(err, FZ_ERR_NOMEM, "out of memory");
+	Walk w = {ctx, run, g, calloc(nn, sizeof *w.temp), calloc(nn, sizeof *w.stored), malloc(nn * sizeof *w.reg), err, 0};
+	fz_status s = w.temp && w.stored && w.reg ? walk(&w) : rt_fail(err, FZ_ERR_NOMEM, "out of memory");
 	if (s == FZ_OK)
 		log_line("interpreter: %s launched in %d kernels", g->name, w.launches);
 	free(w.temp);
 	free(w.stored);
-	free(w.live);
 	free(w.reg);
 	return s;
 }
