@@ -363,6 +363,24 @@ static const char pre_row[] =
 	"\t\t\to[u] = r.e[u];\n"
 	"\t}\n"
 	"}\n"
+	"// fz_ldm in the register path's masked entries, whose values outside the row are\n"
+	"// never used (the reductions mask them, fz_stm the stores): every chunk loads\n"
+	"// whole where the row's span of chunks lies within the tensor (`whole`: all rows\n"
+	"// but the tensor's first and last, unless aligned), its first and last too, as\n"
+	"// fz_pfm copies them.\n"
+	"template <class C, class S, int V>\n"
+	"__device__ __forceinline__ void fz_ldw(C (&o)[V], const S *__restrict__ p, int j0, int n, bool vec, bool whole)\n"
+	"{\n"
+	"\tif (whole || (vec && j0 >= 0 && j0 + V <= n)) {\n"
+	"\t\tfz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);\n"
+	"\t\tfz_unpack(o, v);\n"
+	"\t} else {\n"
+	"\t\tconst fz_vec<C, V> r = fz_ldm_part<C, S, V, int>(p, j0, n);\n"
+	"#pragma unroll\n"
+	"\t\tfor (int u = 0; u < V; u++)\n"
+	"\t\t\to[u] = r.e[u];\n"
+	"\t}\n"
+	"}\n"
 	"// A chunk of outputs stored to global memory as one 16-byte access, written in\n"
 	"// PTX: NVVM's full optimizer splits the vector store of the general loops\n"
 	"// (fz_stm) into its elements, 4 st.global.f32 or 4 pairs of halves a chunk\n"
@@ -495,6 +513,41 @@ static const char pre_row[] =
 	"\tfor (int u = 0; u < V; u++)\n"
 	"\t\to[u] = r.e[u];\n"
 	"}\n";
+
+static const char pre_mask[] =
+	"// Which elements of a chunk j0 .. j0+V-1 lie in the row 0 .. n-1, as bits 0 .. V-1.\n"
+	"// The register path's masked entries of f32 rows take them once a row (fz_mk, a\n"
+	"// bit for each element of the thread's chunks), so that a chunk's accumulation\n"
+	"// masks an element by a bit test and a select: a bounds check an element, kept\n"
+	"// across the passes, had ptxas park the predicates in a register two\n"
+	"// instructions each, and branch around every element's math (row_reg.c).\n"
+	"template <int V> __device__ __forceinline__ unsigned fz_cmask(int j0, int n)\n"
+	"{\n"
+	"\tconst unsigned all = (1u << V) - 1u;\n"
+	"\tconst int lo = j0 < 0 ? -j0 : 0, hi = n - j0; /* in the row: lo <= u < hi */\n"
+	"\tconst unsigned a = lo >= V ? 0u : all << lo & all;\n"
+	"\tconst unsigned b = hi >= V ? all : hi <= 0 ? 0u : (1u << hi) - 1u;\n"
+	"\treturn a & b;\n"
+	"}\n"
+	"// v where bit b of m is set, else z: the test inside the asm, so that NVVM cannot\n"
+	"// keep one predicate an element from pass to pass (it parked them in a register).\n"
+	"#if __CUDA_ARCH__ >= 700\n"
+	"#define FZ_PICK(T, C, S) \\\n"
+	"\t__device__ __forceinline__ T fz_pick(unsigned m, unsigned b, T v, T z) \\\n"
+	"\t{ \\\n"
+	"\t\tT r; \\\n"
+	"\t\tasm(\"{ .reg .pred p; .reg .b32 t; and.b32 t, %1, %2; setp.ne.b32 p, t, 0; selp.\" S \" %0, %3, %4, p; }\" \\\n"
+	"\t\t    : \"=\" C(r) : \"r\"(m), \"r\"(b), C(v), C(z)); \\\n"
+	"\t\treturn r; \\\n"
+	"\t}\n"
+	"FZ_PICK(float, \"f\", \"f32\")\n"
+	"FZ_PICK(double, \"d\", \"f64\")\n"
+	"FZ_PICK(int, \"r\", \"b32\")\n"
+	"FZ_PICK(long long, \"l\", \"b64\")\n"
+	"#undef FZ_PICK\n"
+	"#else\n"
+	"template <class T> __device__ __forceinline__ T fz_pick(unsigned m, unsigned b, T v, T z) { return m & b ? v : z; }\n"
+	"#endif\n";
 
 static const char pre_divr[] =
 	"// Division by a value of the row (softmax's e / sum(e)): its reciprocal once a\n"
@@ -1017,7 +1070,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		{CGH_ACC, pre_acc},       {CGH_ROW, pre_row},       {CGH_CPA, pre_cpa},     {CGH_REG, pre_reg},
 		{CGH_SPLIT, pre_split},   {CGH_ONLINE, pre_online},
 		{CGH_TILE, pre_tile},     {CGH_DIVR, pre_divr},
-		{CGH_ROWCP, pre_rowcp},
+		{CGH_ROWCP, pre_rowcp},   {CGH_MASK, pre_mask},
 	};
 	sb_puts(sb, pre_core);
 	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)

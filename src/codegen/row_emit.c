@@ -89,6 +89,16 @@ typedef enum {
 	ACC_MASKED,    /* its masked entries: into the partials, each element checked (the row's ends) */
 } AccMode;
 
+/* The identity a chunk's partial of reduction red starts from: -0 for sums,
+ * since -0 + x is x for every x (+0 + -0 is +0), so the first add folds away. */
+static const char *part_identity(Cg *c, NodeId red)
+{
+	const char *id = cg_acc_identity(c, red);
+	if (!strcmp(id, "0.0f") || !strcmp(id, "0.0"))
+		return !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
+	return id;
+}
+
 /* Accumulate the reductions of pass q (inside the u-loop): per element into
  * a<red>, or into the chunk's partials p<red> (see emit_partials). */
 static void emit_accumulate(RowK *R, int q, AccMode mode)
@@ -104,7 +114,12 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 		switch (mode) {
 		case ACC_CHUNK: cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, op, red, v, cm); break;
 		case ACC_MASKED:
-			cw_line(R->w, "p%d = fz_inrow(j0 + u, fz_ei) ? %s::f(p%d, %s) : p%d; // %s", red, op, red, v, red, cm);
+			if (row_bitmask(R)) /* op(p, identity) is p, bit for bit (emit_partials) */
+				cw_line(R->w, "p%d = %s::f(p%d, fz_pick(fz_mk, 1u << (k * %d + u), %s, %s)); // %s", red, op, red,
+				        R->vec, v, part_identity(c, red), cm);
+			else
+				cw_line(R->w, "p%d = fz_inrow(j0 + u, fz_ei) ? %s::f(p%d, %s) : p%d; // %s", red, op, red, v, red,
+				        cm);
 			break;
 		case ACC_ARRAY: cw_line(R->w, "r%d[u] = %s; // %s", red, v, cm); break;
 		}
@@ -309,10 +324,8 @@ static void emit_partials(RowK *R, int q, PartStep step)
 		NodeId red = k->reductions[i];
 		if (c->ph[red] != q + 1)
 			continue;
-		const char *t = cg_acc_type(c, red), *id = cg_acc_identity(c, red);
+		const char *t = cg_acc_type(c, red), *id = part_identity(c, red);
 		const char *op = cg_acc_op(&c->g->nodes[red]);
-		if (!strcmp(id, "0.0f") || !strcmp(id, "0.0")) /* -0 + x is x for every x: the first add folds away */
-			id = !strcmp(id, "0.0f") ? "-0.0f" : "-0.0";
 		if (step == PART_AGAIN)
 			cw_line(R->w, "p%d = %s;", red, id);
 		else if (step == PART_OPEN)
@@ -817,6 +830,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	R->path = rp;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	CgW body, before, inside, next, shift, nshift, *out = c->w;
 	StrBuf *bsb = new_text(c, &body, 2), *isb = new_text(c, &inside, 2), *nsb = new_text(c, &next, 2);
 	StrBuf *ssb = new_text(c, &shift, 2), *nssb = new_text(c, &nshift, 2), *psb = new_text(c, &before, 1);

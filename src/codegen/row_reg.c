@@ -28,6 +28,9 @@
  */
 #include "codegen/rowint.h"
 
+static const char *leaf_numel(RowK *R, NodeId id);
+static void emit_whole_tests(RowK *R, CgW *w);
+
 static int reg_args(RowK *R, CgArg *args)
 {
 	(void)R, (void)args;
@@ -86,26 +89,57 @@ static void reg_prologue(RowK *R, CgW *w)
 		emit_pf_buffer(R, w);
 }
 
-void row_reg_row(RowK *R, CgW *w)
-{
-	Cg *c = R->c;
-	cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
-	for (int i = 0; i < R->ncached; i++) {
-		const Node *n = &c->g->nodes[R->cached[i]];
-		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->K, R->vec);
-	}
-}
-
 /* "for (int k ...) {" over the thread's chunks, with j0 declared (in the
- * masked class, shifted by the row's fz_s, or the next row's fz_sn). */
-static void open_chunks(RowK *R, CgW *w, const char *shift)
+ * masked class, shifted by the row's fz_s, or the next row's fz_sn) unless
+ * `bare` (a masked loop that neither loads nor stores: fz_mk masks it). */
+static void open_chunks_of(RowK *R, CgW *w, const char *shift, bool bare)
 {
 	cw_unroll(w);
 	cw_open(w, "for (int k = 0; k < %d; k++)", R->K);
+	if (bare)
+		return;
 	if (R->path->shifted)
 		cw_line(w, "const int j0 = fz_ji + k * fz_stepi - %s;", shift);
 	else
 		cw_line(w, "const int j0 = fz_ji + k * fz_stepi;");
+}
+
+static void open_chunks(RowK *R, CgW *w, const char *shift) { open_chunks_of(R, w, shift, false); }
+
+/* The register path's masked class of rows of 4-byte values takes which of
+ * a thread's elements lie in the row once a row, a bit each (fz_mk, at most
+ * K * V = 16), and masks each element of a chunk's accumulation by its bit
+ * (fz_pick) instead of a bounds check, which NVVM kept from pass to pass in
+ * a register, two instructions an element, and branched around each
+ * element's math. H100, one call, `bench/row_shapes.py --reps 100`, before
+ * -> after (us): softmax f32 8381x1001 30.2 -> 27.9, 2047x4099 31.1 ->
+ * 28.4, logsumexp f32 16744x1001 34.1 -> 29.9, log_softmax f32 8381x1001
+ * 30.8 -> 27.8, rmsnorm f32 2047x4099 30.6 -> 29.3. Not for halves (32
+ * elements a thread): masked_softmax f16 4x16x256x999 56.7 -> 62.7, softmax
+ * f16 4094x4099 49.7 -> 50.9; nor for the tiles of short rows, whose few
+ * elements a thread pay the bits' set-up a row: softmax f32 1198373x7 30.8
+ * -> 34.5, bcast3 8x139811x7 33.4 -> 38.1 (docs/performance.md). */
+bool row_bitmask(const RowK *R)
+{
+	return R->path->path == CG_PATH_REG && R->path->masked && R->vec <= 4 && R->K * R->vec <= 32;
+}
+
+void row_reg_row(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
+	if (row_bitmask(R)) { /* the elements in the row, for emit_accumulate's ACC_MASKED */
+		c->helpers |= CGH_MASK;
+		cw_line(w, "unsigned fz_mk = 0; /* bit k * %d + u: element u of chunk k lies in the row */", R->vec);
+		open_chunks(R, w, "fz_s");
+		cw_line(w, "fz_mk |= fz_cmask<%d>(j0, fz_ei) << (k * %d);", R->vec, R->vec);
+		cw_close(w);
+	}
+	emit_whole_tests(R, w);
+	for (int i = 0; i < R->ncached; i++) {
+		const Node *n = &c->g->nodes[R->cached[i]];
+		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->K, R->vec);
+	}
 }
 
 static void load_start(CgW *w) { cw_line(w, "const int jl = j0 < fz_ei ? j0 : 0; /* past the row: load its start */"); }
@@ -114,12 +148,40 @@ static void load_start(CgW *w) { cw_line(w, "const int jl = j0 < fz_ei ? j0 : 0;
  * but in lean entries (prelude.c says why). */
 static const char *fallback_call(const RowK *R) { return R->lean ? "false" : "true"; }
 
+
+/* The load of a masked row's chunk of parameter p into array o: fz_ldw for
+ * the streams aligned with the primary in the shifted class (whole chunks
+ * within the tensor, the row's ends too), row_load's otherwise. */
+static const char *masked_load(RowK *R, int p, const char *o)
+{
+	Cg *c = R->c;
+	if (!R->path->shifted || !R->aligned[p])
+		return row_load(R, p, o, "j0", "fz_ei");
+	R->whole[p] = true;
+	return arena_printf(c->a, "fz_ldw(%s, %s, j0, fz_ei, fz_v%d, fz_w%d);", o, row_ptr(R, p), p, p);
+}
+
+/* fz_w<i> for each stream masked_load reads (emitted after the passes):
+ * whether the row's K chunks a
+ * thread of the group, from its alignment, lie within the tensor. */
+static void emit_whole_tests(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < R->k->nparams; i++) {
+		if (!R->whole[i])
+			continue;
+		const char *off = R->roff[i] ? arena_printf(c->a, "fz_r%d", R->rdecl[i]) : "0LL";
+		cw_line(w, "const bool fz_w%d = fz_v%d && %s - fz_s >= 0 && %s - fz_s + (long long)fz_stepi * %d <= %s;", i,
+		        i, off, off, R->K, leaf_numel(R, R->k->params[i].node));
+	}
+}
+
 /* The load of chunk k of parameter p into array o: of an aligned row (past
  * the row: its start), or masked. */
 static void emit_load(RowK *R, int p, const char *o)
 {
 	if (R->path->masked) {
-		cw_line(R->w, "%s", row_load(R, p, o, "j0", "fz_ei"));
+		cw_line(R->w, "%s", masked_load(R, p, o));
 		return;
 	}
 	load_start(R->w);
@@ -235,7 +297,7 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 			continue;
 		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
 		if (R->path->masked)
-			cw_line(w, "%s", row_load(R, c->pin[id], arena_printf(c->a, "l%d", id), "j0", "fz_ei"));
+			cw_line(w, "%s", masked_load(R, c->pin[id], arena_printf(c->a, "l%d", id)));
 		else {
 			if (first)
 				load_start(w);
@@ -244,6 +306,26 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 		first = false;
 		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
 	}
+}
+
+/* Does pass q's chunk loop store an output of the rows' shape? */
+static bool stores_in(RowK *R, int q)
+{
+	for (int i = 0; i < R->k->nparams; i++) {
+		const KParam *kp = &R->k->params[i];
+		if (kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && R->c->ph[kp->node] == q)
+			return true;
+	}
+	return false;
+}
+
+/* Does it load a leaf (emit_chunk_loads)? */
+static bool loads_in(RowK *R, int q, const Closure *m, bool hoist)
+{
+	for (int i = 0; !hoist && i < m->nleaf; i++)
+		if (!(q == 0 && row_pf_here(R, m->leaf[i])))
+			return true;
+	return false;
 }
 
 bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
@@ -258,7 +340,7 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 	if (hoist)
 		emit_hoisted(R, m->leaf[0]);
 	bool whole = hoist || (q == 0 && pf);
-	open_chunks(R, w, "fz_s");
+	open_chunks_of(R, w, "fz_s", row_bitmask(R) && !loads_in(R, q, m, hoist) && !stores_in(R, q));
 	if (!hoist)
 		emit_chunk_loads(R, q, m);
 	for (int i = 0; i < m->nfread; i++)

@@ -98,6 +98,8 @@ struct RowK {
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
 	CgW *w;                 /* its body */
 	bool *used;             /* per param: used by its code */
+	bool *whole;            /* per param: loaded by fz_ldw (the masked register class), which
+	                           reads the row's whole-chunk test fz_w<i> */
 };
 
 /* ---- row_plan.c ------------------------------------------------------------ */
@@ -174,6 +176,9 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
  * registers, and pass q's chunks. */
 void row_reg_start(RowK *R, CgW *w);
 void row_reg_row(RowK *R, CgW *w);
+/* Does the entry mask a chunk's elements by the bits of fz_mk (a masked
+ * register entry of f32 rows), not by a bounds check an element? */
+bool row_bitmask(const RowK *R);
 bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
 
 /* row_loop.c: the general loop's chunks and cache pointers, shared with

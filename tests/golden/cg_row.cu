@@ -257,6 +257,24 @@ __device__ __forceinline__ void fz_ldm(C (&o)[V], const S *__restrict__ p, I j0,
 			o[u] = r.e[u];
 	}
 }
+// fz_ldm in the register path's masked entries, whose values outside the row are
+// never used (the reductions mask them, fz_stm the stores): every chunk loads
+// whole where the row's span of chunks lies within the tensor (`whole`: all rows
+// but the tensor's first and last, unless aligned), its first and last too, as
+// fz_pfm copies them.
+template <class C, class S, int V>
+__device__ __forceinline__ void fz_ldw(C (&o)[V], const S *__restrict__ p, int j0, int n, bool vec, bool whole)
+{
+	if (whole || (vec && j0 >= 0 && j0 + V <= n)) {
+		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
+		fz_unpack(o, v);
+	} else {
+		const fz_vec<C, V> r = fz_ldm_part<C, S, V, int>(p, j0, n);
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			o[u] = r.e[u];
+	}
+}
 // A chunk of outputs stored to global memory as one 16-byte access, written in
 // PTX: NVVM's full optimizer splits the vector store of the general loops
 // (fz_stm) into its elements, 4 st.global.f32 or 4 pairs of halves a chunk
@@ -717,6 +735,39 @@ __device__ __forceinline__ void fz_rowcp(S *__restrict__ c, const S *__restrict_
 			for (int u = 0; u < V; u++)
 				c[k - j + u] = fz_inrow(k + u, e) ? p[k + u] : S();
 }
+// Which elements of a chunk j0 .. j0+V-1 lie in the row 0 .. n-1, as bits 0 .. V-1.
+// The register path's masked entries of f32 rows take them once a row (fz_mk, a
+// bit for each element of the thread's chunks), so that a chunk's accumulation
+// masks an element by a bit test and a select: a bounds check an element, kept
+// across the passes, had ptxas park the predicates in a register two
+// instructions each, and branch around every element's math (row_reg.c).
+template <int V> __device__ __forceinline__ unsigned fz_cmask(int j0, int n)
+{
+	const unsigned all = (1u << V) - 1u;
+	const int lo = j0 < 0 ? -j0 : 0, hi = n - j0; /* in the row: lo <= u < hi */
+	const unsigned a = lo >= V ? 0u : all << lo & all;
+	const unsigned b = hi >= V ? all : hi <= 0 ? 0u : (1u << hi) - 1u;
+	return a & b;
+}
+// v where bit b of m is set, else z: the test inside the asm, so that NVVM cannot
+// keep one predicate an element from pass to pass (it parked them in a register).
+#if __CUDA_ARCH__ >= 700
+#define FZ_PICK(T, C, S) \
+	__device__ __forceinline__ T fz_pick(unsigned m, unsigned b, T v, T z) \
+	{ \
+		T r; \
+		asm("{ .reg .pred p; .reg .b32 t; and.b32 t, %1, %2; setp.ne.b32 p, t, 0; selp." S " %0, %3, %4, p; }" \
+		    : "=" C(r) : "r"(m), "r"(b), C(v), C(z)); \
+		return r; \
+	}
+FZ_PICK(float, "f", "f32")
+FZ_PICK(double, "d", "f64")
+FZ_PICK(int, "r", "b32")
+FZ_PICK(long long, "l", "b64")
+#undef FZ_PICK
+#else
+template <class T> __device__ __forceinline__ T fz_pick(unsigned m, unsigned b, T v, T z) { return m & b ? v : z; }
+#endif
 // The ops that need their own function (their text is fusec's ir/sem.def,
 // which the CPU reference runs too). Integers wrap; division never traps.
 __device__ __forceinline__ float fz_rsqrt(float x)
@@ -850,6 +901,13 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 		const bool fz_v0 = fz_aligned(in_x + fz_r0 - fz_s, 16);
 		const bool fz_v3 = fz_aligned(out_y + fz_r0 - fz_s, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
+		unsigned fz_mk = 0; /* bit k * 4 + u: element u of chunk k lies in the row */
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			const int j0 = fz_ji + k * fz_stepi - fz_s;
+			fz_mk |= fz_cmask<4>(j0, fz_ei) << (k * 4);
+		}
+		const bool fz_w0 = fz_v0 && fz_r0 - fz_s >= 0 && fz_r0 - fz_s + (long long)fz_stepi * 4 <= 1LL * dim_R * dim_C;
 		float fz_g0[4][4];
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
@@ -858,15 +916,14 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi - fz_s;
-				fz_ldm(l0[k], in_x + fz_r0, j0, fz_ei, fz_v0);
+				fz_ldw(l0[k], in_x + fz_r0, j0, fz_ei, fz_v0, fz_w0);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
-				const int j0 = fz_ji + k * fz_stepi - fz_s;
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_sum::f(p3, fz_pick(fz_mk, 1u << (k * 4 + u), l0[k][u], -0.0f)); // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -879,13 +936,12 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 		{
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
-				const int j0 = fz_ji + k * fz_stepi - fz_s;
 				float p6 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_sum::f(p6, fz_pick(fz_mk, 1u << (k * 4 + u), t5, -0.0f)); // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}

@@ -755,6 +755,35 @@ START_TEST(online_sums_planned)
 }
 END_TEST
 
+/* The masked register class of f32 rows masks its elements by the bits of
+ * fz_mk and loads whole chunks within the tensor (fz_ldw); the class of
+ * halves and the tiles keep a bounds check an element (row_reg.c says why). */
+START_TEST(masked_bits)
+{
+	Compilation *c = compile_mode("in x: f32[B, N]\nm = max(x)\nout y = m + log(sum(exp(x - m)))\n", true);
+	const CgEntry *e = entry_of(c, CG_PATH_REG, true), *t = entry_of(c, CG_PATH_TILE, false);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_mk |= fz_cmask<4>(j0, fz_ei) << (k * 4);"));
+	ck_assert_ptr_nonnull(strstr(e->text, "p1 = fz_max::f(p1, fz_pick(fz_mk, 1u << (k * 4 + u), l0[k][u], "));
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_pick(fz_mk, 1u << (k * 4 + u), t3, -0.0f)"));
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldw(l0[k], in_x + fz_r0, j0, fz_ei, fz_v0, fz_w0);"));
+	ck_assert_ptr_nonnull(strstr(e->text, "const bool fz_w0 = fz_v0 && fz_r0 - fz_s >= 0 && "));
+	ck_assert_ptr_null(strstr(e->text, "fz_inrow"));
+	ck_assert_ptr_null(strstr(t->text, "fz_pick"));
+	ck_assert_ptr_nonnull(strstr(t->text, "fz_inrow(j0 + u, fz_ei)"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_cmask(int j0, int n)"));
+	pipe_free(c);
+	c = compile_mode("in x: f16[B, N]\nm = max(x)\nout y = m + log(sum(exp(x - m)))\n", true);
+	e = entry_of(c, CG_PATH_REG, true);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_null(strstr(e->text, "fz_pick"));
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_inrow(j0 + u, fz_ei)"));
+	ck_assert_ptr_null(strstr(c->module.source, "fz_cmask"));
+	pipe_free(c);
+}
+END_TEST
+
 START_TEST(row_cache_slots)
 {
 	/* layernorm: x is read again in pass 2, xc (derived) in the epilogue:
@@ -1053,6 +1082,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, split_rounds_fill_the_device);
 	tcase_add_test(t, row_cache_slots);
 	tcase_add_test(t, late_inputs);
+	tcase_add_test(t, masked_bits);
 	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
