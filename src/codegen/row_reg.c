@@ -20,11 +20,13 @@
  * (as above), and `_reg<K>m` (masked) for any length: a row's chunks start
  * at its primary stream's 16-byte boundary before it (fz_s, a row's own),
  * j0 = fz_ji + k * fz_stepi - fz_s, so its first chunk may start before the
- * row and its last end past it; those two load, accumulate and store
- * element by element (fz_ldm, fz_stm, fz_inrow), every other chunk as one
- * vector. Streams whose rows are not aligned with the primary's load whole
- * chunks from the aligned blocks that hold them (fz_ldc), and are not
- * prefetched.
+ * row and its last end past it. Every chunk loads as one vector where the
+ * row's chunks lie within the tensor (fz_ldw: all rows but the tensor's
+ * first and last), those two element by element otherwise; they accumulate
+ * masked (by fz_mk's bits in rows of f32, row_bitmask; fz_inrow otherwise)
+ * and store element by element (fz_stm). Streams whose rows are not aligned
+ * with the primary's load whole chunks from the aligned blocks that hold
+ * them, or 4-byte elements one by one (fz_ldc), and are not prefetched.
  */
 #include "codegen/rowint.h"
 
