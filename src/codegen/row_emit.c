@@ -435,7 +435,9 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 	const char *ptr = row_ptr(R, i);
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
 		return arena_printf(R->c->a, "fz_ldm(%s, %s, %s, %s, fz_v%d);", o, ptr, j0, n, i);
-	return arena_printf(R->c->a, "fz_ldc(%s, %s, %s, %s);", o, ptr, j0, n);
+	/* halves one by one in the register path's rows (prelude.c, fz_ldc) */
+	return arena_printf(R->c->a, "fz_ldc%s(%s, %s, %s, %s);", R->path->path == CG_PATH_REG ? "<true>" : "", o, ptr,
+	                    j0, n);
 }
 
 const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o)

@@ -150,7 +150,6 @@ static void load_start(CgW *w) { cw_line(w, "const int jl = j0 < fz_ei ? j0 : 0;
  * but in lean entries (prelude.c says why). */
 static const char *fallback_call(const RowK *R) { return R->lean ? "false" : "true"; }
 
-
 /* The load of a masked row's chunk of parameter p into array o: fz_ldw for
  * the streams aligned with the primary in the shifted class (whole chunks
  * within the tensor, the row's ends too), row_load's otherwise. */
@@ -163,9 +162,9 @@ static const char *masked_load(RowK *R, int p, const char *o)
 	return arena_printf(c->a, "fz_ldw(%s, %s, j0, fz_ei, fz_v%d, fz_w%d);", o, row_ptr(R, p), p, p);
 }
 
-/* fz_w<i> for each stream masked_load reads (emitted after the passes):
- * whether the row's K chunks a
- * thread of the group, from its alignment, lie within the tensor. */
+/* fz_w<i> for each stream masked_load read (written after the passes, placed
+ * before them): whether the row's K chunks a thread of the group, from its
+ * alignment, lie within the tensor. */
 static void emit_whole_tests(RowK *R, CgW *w)
 {
 	Cg *c = R->c;

@@ -325,7 +325,11 @@ __device__ __forceinline__ void fz_stm(S *__restrict__ p, I j0, I n, bool vec, c
 // (H100: layernorm f32 8380x1001 34.3 -> 31.0 us, 2046x4099 36.7 -> 32.2, the
 // masked entry's spill of 40 bytes gone; bias_gelu_residual_layernorm f32
 // 8191x1001 63.2 -> 54.3): the warp's loads of a chunk's elements hit the
-// same lines, and the selects were most of the masked entry's work.
+// same lines, and the selects were most of the masked entry's work. So do
+// halves where `Each` says so, the register path's masked class (layernorm
+// f16 16760x1001 48.9 -> 45.2, bf16 50.4 -> 47.1, f16 4093x4099 51.8 -> 48.7),
+// not the general loops, whose rows of halves lost 1-3% (layernorm f16
+// 333x50257 60.1 -> 61.7, bf16 1676x10007 48.5 -> 49.7).
 // Inline, the shifted chunk cost NVRTC time (layernorm bf16 16760x1001's masked
 // entry 451 -> 523 ms) and saved run time where the rows are odd (H100:
 // layernorm bf16 16760x1001 53.2 -> 49.8 us, f16 4093x4099 58.6 -> 52.2, f32
@@ -377,15 +381,15 @@ __device__ __noinline__ fz_vec<C, V> fz_ldc_chunk(const S *__restrict__ p, I j0,
 		r.e[u] = o[u];
 	return r;
 }
-template <class C, class S, int V, class I>
+template <bool Each = false, class C, class S, int V, class I>
 __device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0, I n)
 {
 	if (j0 >= 0 && j0 + V <= n && fz_aligned(p + j0, alignof(fz_vec<S, V>))) {
 		fz_unpack(o, *reinterpret_cast<const fz_vec<S, V> *>(p + j0)); /* rows of a multiple of V */
 		return;
 	}
-	if constexpr (sizeof(S) == 4) {
-		if (j0 >= 0 && j0 + V <= n) { /* 4-byte elements: a load each, no shifts */
+	if constexpr (sizeof(S) == 4 || (Each && sizeof(S) == 2)) {
+		if (j0 >= 0 && j0 + V <= n) { /* a load an element, no selects or shifts */
 #pragma unroll
 			for (int u = 0; u < V; u++)
 				o[u] = fz_in(p[j0 + u]);
@@ -984,7 +988,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi - fz_s;
 				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_ei);
+				fz_ldc<true>(l1, in_w, j0, fz_ei);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {

@@ -781,6 +781,17 @@ START_TEST(masked_bits)
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_inrow(j0 + u, fz_ei)"));
 	ck_assert_ptr_null(strstr(c->module.source, "fz_cmask"));
 	pipe_free(c);
+	/* a column operand of halves: a load an element in the register rows
+	 * (fz_ldc<true>), whole blocks in the general loops */
+	c = compile_mode("in x: bf16[B, N]\nin w: bf16[N]\nm = mean(x)\nout y = bf16((x - m) * w)\n", true);
+	e = entry_of(c, CG_PATH_REG, true);
+	const CgEntry *row = entry_of(c, CG_PATH_ROW, false);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(row);
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldc<true>(l"));
+	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc(l"));
+	ck_assert_ptr_null(strstr(row->text, "fz_ldc<true>"));
+	pipe_free(c);
 }
 END_TEST
 
