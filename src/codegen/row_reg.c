@@ -30,9 +30,6 @@
  */
 #include "codegen/rowint.h"
 
-static const char *leaf_numel(RowK *R, NodeId id);
-static void emit_whole_tests(RowK *R, CgW *w);
-
 static int reg_args(RowK *R, CgArg *args)
 {
 	(void)R, (void)args;
@@ -126,6 +123,35 @@ bool row_bitmask(const RowK *R)
 	return R->path->path == CG_PATH_REG && R->path->masked && R->vec <= 4 && R->K * R->vec <= 32;
 }
 
+/* The elements of leaf id's tensor (a product of its dims), which bounds
+ * the chunks fz_pfm may copy whole. */
+static const char *leaf_numel(RowK *R, NodeId id)
+{
+	const Node *n = &R->c->g->nodes[id];
+	StrBuf sb;
+	sb_init(&sb, R->c->a);
+	sb_puts(&sb, "1LL");
+	for (int i = 0; i < n->rank; i++)
+		if (n->shape[i] != 1)
+			sb_printf(&sb, " * %s", cg_dim_expr(R->c, R->k, n->shape[i]));
+	return sb_str(&sb);
+}
+
+/* fz_w<i> for each stream masked_load read (written after the passes, placed
+ * before them): whether the row's K chunks a thread of the group, from its
+ * alignment, lie within the tensor. */
+static void emit_whole_tests(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	for (int i = 0; i < R->k->nparams; i++) {
+		if (!R->whole[i])
+			continue;
+		const char *off = R->roff[i] ? arena_printf(c->a, "fz_r%d", R->rdecl[i]) : "0LL";
+		cw_line(w, "const bool fz_w%d = fz_v%d && %s - fz_s >= 0 && %s - fz_s + (long long)fz_stepi * %d <= %s;", i,
+		        i, off, off, R->K, leaf_numel(R, R->k->params[i].node));
+	}
+}
+
 void row_reg_row(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
@@ -162,21 +188,6 @@ static const char *masked_load(RowK *R, int p, const char *o)
 	return arena_printf(c->a, "fz_ldw(%s, %s, j0, fz_ei, fz_v%d, fz_w%d);", o, row_ptr(R, p), p, p);
 }
 
-/* fz_w<i> for each stream masked_load read (written after the passes, placed
- * before them): whether the row's K chunks a thread of the group, from its
- * alignment, lie within the tensor. */
-static void emit_whole_tests(RowK *R, CgW *w)
-{
-	Cg *c = R->c;
-	for (int i = 0; i < R->k->nparams; i++) {
-		if (!R->whole[i])
-			continue;
-		const char *off = R->roff[i] ? arena_printf(c->a, "fz_r%d", R->rdecl[i]) : "0LL";
-		cw_line(w, "const bool fz_w%d = fz_v%d && %s - fz_s >= 0 && %s - fz_s + (long long)fz_stepi * %d <= %s;", i,
-		        i, off, off, R->K, leaf_numel(R, R->k->params[i].node));
-	}
-}
-
 /* The load of chunk k of parameter p into array o: of an aligned row (past
  * the row: its start), or masked. */
 static void emit_load(RowK *R, int p, const char *o)
@@ -187,20 +198,6 @@ static void emit_load(RowK *R, int p, const char *o)
 	}
 	load_start(R->w);
 	cw_line(R->w, "fz_ldr<%s>(%s, %s, jl, fz_vec);", fallback_call(R), o, row_ptr(R, p));
-}
-
-/* The elements of leaf id's tensor (a product of its dims), which bounds
- * the chunks fz_pfm may copy whole. */
-static const char *leaf_numel(RowK *R, NodeId id)
-{
-	const Node *n = &R->c->g->nodes[id];
-	StrBuf sb;
-	sb_init(&sb, R->c->a);
-	sb_puts(&sb, "1LL");
-	for (int i = 0; i < n->rank; i++)
-		if (n->shape[i] != 1)
-			sb_printf(&sb, " * %s", cg_dim_expr(R->c, R->k, n->shape[i]));
-	return sb_str(&sb);
 }
 
 /* The copies of the prefetched leaves' chunks for the row at offsets `off`
@@ -309,14 +306,18 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 	}
 }
 
-/* Does pass q's chunk loop store an output of the rows' shape? */
+/* Does pass q's chunk loop store parameter i (an output of the rows' shape)? */
+static bool stores_at(RowK *R, int i, int q)
+{
+	const KParam *kp = &R->k->params[i];
+	return kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && R->c->ph[kp->node] == q;
+}
+
 static bool stores_in(RowK *R, int q)
 {
-	for (int i = 0; i < R->k->nparams; i++) {
-		const KParam *kp = &R->k->params[i];
-		if (kp->kind == PARAM_OUT && row_is_colv(R, kp->node) && R->c->ph[kp->node] == q)
+	for (int i = 0; i < R->k->nparams; i++)
+		if (stores_at(R, i, q))
 			return true;
-	}
 	return false;
 }
 
@@ -350,7 +351,7 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 		return false;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
-		if (kp->kind != PARAM_OUT || !row_is_colv(R, kp->node) || c->ph[kp->node] != q)
+		if (!stores_at(R, i, q))
 			continue;
 		cw_line(w, "if (j0 < fz_ei)");
 		cw_in(w);

@@ -265,15 +265,10 @@ __device__ __forceinline__ void fz_ldm(C (&o)[V], const S *__restrict__ p, I j0,
 template <class C, class S, int V>
 __device__ __forceinline__ void fz_ldw(C (&o)[V], const S *__restrict__ p, int j0, int n, bool vec, bool whole)
 {
-	if (whole || (vec && j0 >= 0 && j0 + V <= n)) {
-		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
-		fz_unpack(o, v);
-	} else {
-		const fz_vec<C, V> r = fz_ldm_part<C, S, V, int>(p, j0, n);
-#pragma unroll
-		for (int u = 0; u < V; u++)
-			o[u] = r.e[u];
-	}
+	if (whole)
+		fz_unpack(o, *reinterpret_cast<const fz_vec<S, V> *>(p + j0));
+	else
+		fz_ldm(o, p, j0, n, vec);
 }
 // A chunk of outputs stored to global memory as one 16-byte access, written in
 // PTX: NVVM's full optimizer splits the vector store of the general loops
