@@ -97,6 +97,7 @@ typedef struct CgEntry {
 	bool stream;                /* SPLIT: no row cache; its passes read their inputs again */
 	bool masked;                /* REG: the class for any row length (the row's chunks start at
 	                               its alignment, its first and last masked) */
+	int static_smem;            /* bytes of static shared memory it declares (fz_red, or none) */
 	CgArg *args;                /* the entry's arguments, in order */
 	int nargs;
 	const char *text;           /* its CUDA C (the prelude is not in it) */

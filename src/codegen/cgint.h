@@ -31,6 +31,8 @@
  * docs/performance.md); its entries hold 1, 2, ... up to CG_TILE_KMAX chunks a
  * thread (CgKernelInfo.tile_kmax). */
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
+/* A staged block is CG_TILE_THREADS threads (its rows' groups). */
+enum { CG_TILE_THREADS = 256 };
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
  * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch
@@ -48,7 +50,7 @@ struct CgKernelInfo {
 	int first_entry, nentries;     /* its entries in CgModule.entries */
 	int vec;                       /* elements per chunk (V): 16 bytes of the narrowest stream */
 	int max_threads;               /* its entries' __launch_bounds__ */
-	int static_smem;               /* bytes of static shared memory of its entries */
+	int static_smem;               /* bytes of static shared memory of its entries, the most */
 	int nslots;                    /* row: row cache slots */
 	int *slot_bytes;               /* row: bytes per element of each slot */
 	int nred;                      /* row: most reductions finished in one pass */

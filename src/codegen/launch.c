@@ -74,27 +74,39 @@ static int64_t dim_value(const Kernel *k, int ax, const int64_t *dims)
 	return dim_is_sym(d) ? dims[dim_sym(d)] : d;
 }
 
+/* Bytes of slot s of a row cache of `len` elements, 16-byte aligned. */
+static int64_t slot_size(const struct CgKernelInfo *ki, int64_t len, int s)
+{
+	return cdiv(cdiv(len, ki->vec) * ki->vec * ki->slot_bytes[s], 16) * 16;
+}
+
 int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slot_off)
 {
-	int64_t lp = cdiv(len, ki->vec) * ki->vec, b = 0;
+	int64_t b = 0;
 	for (int s = 0; s < ki->nslots; s++) {
 		if (slot_off)
 			slot_off[s] = b;
-		b += cdiv(lp * ki->slot_bytes[s], 16) * 16; /* each slot 16-byte aligned */
+		b += slot_size(ki, len, s);
 	}
 	return b;
 }
 
-/* Elements of a row one block takes, counted from the row's alignment (up to
- * V - 1 elements before its start, row_loop.c): S segments of whole chunks
- * cover n + V - 1. */
+/* The tiles of a block of R rows of n (TILE): each holds the rows' span from
+ * its alignment boundary (up to V - 1 elements before it), and fz_tld reads
+ * whole chunks, up to V - 1 elements past the last row's end: R * n + 2V
+ * elements a stream, each tile 16-byte aligned. Their offsets into *off. */
+static int64_t tile_size(const struct CgKernelInfo *ki, int64_t R, int64_t n, int t)
+{
+	return cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16;
+}
+
 int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int64_t *off)
 {
-	int64_t elems = R * n + ki->vec, b = 0;
+	int64_t b = 0;
 	for (int t = 0; t < ki->ntiles; t++) {
 		if (off)
 			off[t] = b;
-		b += cdiv(elems * ki->tile_bytes[t], 16) * 16;
+		b += tile_size(ki, R, n, t);
 	}
 	return b;
 }
@@ -421,7 +433,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || z->n % ki->vec == 0 || chunks > CG_TILE_CHUNKS)
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
-	int64_t R = 256 / G;
+	int64_t R = CG_TILE_THREADS / G;
 	if (G > 32 || z->rows < z->sms * R)
 		return false;
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
@@ -571,17 +583,17 @@ int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *
 	case CGARG_CWS: return l->cws;
 	case CGARG_PARTIALS: return l->partials;
 	case CGARG_SLOT: {
-		const struct CgKernelInfo *ki = &m->kinfo[k];
-		int64_t lp = cdiv(l->seg, ki->vec) * ki->vec, off = 0;
+		const struct CgKernelInfo *ki = &m->kinfo[k]; /* cg_cache_layout's offset of slot a->index */
+		int64_t off = 0;
 		for (int s = 0; s < a->index && s < ki->nslots; s++)
-			off += cdiv(lp * ki->slot_bytes[s], 16) * 16;
+			off += slot_size(ki, l->seg, s);
 		return off;
 	}
 	case CGARG_TILE: { /* cg_tile_layout's offset of this parameter's tile */
 		const struct CgKernelInfo *ki = &m->kinfo[k];
-		int64_t elems = (int64_t)l->block[1] * l->n + ki->vec, off = 0;
+		int64_t off = 0;
 		for (int t = 0; t < ki->ntiles && ki->tile_param[t] != a->index; t++)
-			off += cdiv(elems * ki->tile_bytes[t], 16) * 16;
+			off += tile_size(ki, l->block[1], l->n, t);
 		return off;
 	}
 	case CGARG_PARAM:

@@ -136,7 +136,7 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	sb_printf(sb, "  grid       %u x %u x %u%s%s\n", l->grid[0], l->grid[1], l->grid[2],
 	          l->cooperative ? " (cooperative)" : "", l->resident ? " (resident blocks: cut to what fits)" : "");
 	sb_printf(sb, "  block      %u x %u x %u\n", l->block[0], l->block[1], l->block[2]);
-	sb_printf(sb, "  smem       %u bytes dynamic, %d static\n", l->smem, ki->static_smem);
+	sb_printf(sb, "  smem       %u bytes dynamic, %d static\n", l->smem, m->entries[l->entry].static_smem);
 	sb_printf(sb, "  workspace  %lld bytes", (long long)l->workspace);
 	if (l->workspace_zero > 0)
 		sb_printf(sb, ", the first %lld zeroed", (long long)l->workspace_zero);

@@ -451,13 +451,30 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 
 /* ---- passes -------------------------------------------------------------------------- */
 
+/* Does a staged entry keep fz_reduce's call? Those of f32 rows below
+ * tile_kmax chunks, a thread a row: the call is never made (blockDim.x is
+ * 1), yet without it ptxas's code ran slower. H100, one call, the call ->
+ * fz_reduce_warp in its place (us): logsumexp f32 4194304x3 37.7 -> 41.9,
+ * 2097152x7 29.6 -> 30.8, softmax f32 1198373x7 29.0 -> 29.6, bcast3 f32
+ * 8x139811x7 30.8 -> 31.2, at the same registers; why was not found (the
+ * copies' loads turn ld.global.nc without it, which alone did not explain
+ * it). The others' groups (at most a warp: launch.c's tile_rules) reduce
+ * by inline shuffles (fz_reduce_warp), which won there (docs/performance.md,
+ * "Staged rows"), and the halves' too (softmax f16 2396746x7 46.0 -> 44.4). */
+static bool tile_reduce_call(const RowK *R)
+{
+	return R->path->path == CG_PATH_TILE && R->vec <= 4 && R->K < R->c->info->tile_kmax;
+}
+
 /* A reduction's block reduction. */
 static void emit_block_reduce(RowK *R, NodeId red)
 {
 	const char *op = cg_acc_op(&R->c->g->nodes[red]);
-	if (R->path->path == CG_PATH_TILE) /* a thread a row (the shortest rows): nothing to combine */
+	if (tile_reduce_call(R)) /* a thread a row: nothing to combine */
 		cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red, op, red,
 		        red);
+	else if (R->path->path == CG_PATH_TILE)
+		cw_line(R->w, "a%d = fz_reduce_warp<%s>(a%d);", red, op, red);
 	else
 		cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red, R->red_inline ? "_in" : "", op,
 		        red);
@@ -701,7 +718,8 @@ static void emit_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	if (R->P > 0) {
+	if (R->P > 0 && (R->path->path != CG_PATH_TILE || tile_reduce_call(R))) { /* (fz_reduce_warp needs none) */
+		c->m->entries[c->m->nentries - 1].static_smem = CG_RED_WORDS * 8; /* the entry begun */
 		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
 		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
 	}
@@ -808,6 +826,27 @@ static StrBuf *new_text(Cg *c, CgW *w, int depth)
 	return sb;
 }
 
+/* The blocks an SM a staged entry is bound to (__launch_bounds__'s second
+ * argument; 0: the kernel's thread bound alone). Short rows run as many
+ * blocks as their registers allow, and NVRTC, left at 64 or more, took what
+ * it could: 5 blocks of halves' entries at 48 registers, the classes of f32
+ * rows below tile_kmax (rows of up to 8: a thread a row, no reduction)
+ * at 8 blocks and 32. H100, one call, `bench/row_shapes.py --reps 100`, the
+ * entries unbound -> bound (us): layernorm bf16 132104x127 42.4 -> 40.3,
+ * 541200x31 41.3 -> 39.4, softmax f16 132105x127 41.3 -> 39.6, 2396746x7
+ * 46.6 -> 44.4; bcast3 f32 8x139811x7 36.6 -> 31.1 (62 registers unbound),
+ * softmax f32 1198373x7 31.7 -> 29.5, 2000003x5 44.1 -> 40.7. The f32 rows
+ * of tile_kmax chunks keep the thread bound: bound to 5 or 4 blocks (with
+ * fz_mk's bits, which lost alone too) softmax f32 66053x127 took 30.6 ->
+ * 31.6 or 31.9 us, 700001x13 33.7 -> 35.4 or 35.7, ptxas parking bounds
+ * checks in registers (docs/performance.md, "Staged rows"). */
+static int tile_blocks(const RowK *R)
+{
+	if (R->vec >= 8)
+		return 5;
+	return R->K < R->c->info->tile_kmax ? 8 : 0;
+}
+
 /* The entry of path `rp`: body first (it decides which parameters are used),
  * then the comment, signature and prologue in front of it. */
 static bool emit_entry(RowK *R, const RowPath *rp)
@@ -859,15 +898,11 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	                                ir_shape_str(c->a, c->g, k->rank, k->domain), R->P, R->P == 1 ? "" : "es"),
 	                rp->describe(R));
 	/* 56 registers for lean kernels' entries and their masked class
-	 * (FZ_LEAN_ROW, FZ_MASKED_ROW: the prelude says why); staged rows, in
-	 * registers the same way, keep the 1024-thread bound (64: 56 was slower
-	 * for bf16 tiles) */
-	/* staged rows of halves hold 16 elements a thread (tile_kmax), as f32
-	 * tiles do: 64 registers, unless the kernel is heavy (at 128, layernorm
-	 * bf16's tiles took 96 and ran 2 blocks an SM instead of 4) */
-	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
-	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
-	if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
+	 * (FZ_LEAN_ROW, FZ_MASKED_ROW: the prelude says why) */
+	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads);
+	if (tile && tile_blocks(R) > 0)
+		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_TILE_THREADS, tile_blocks(R));
+	else if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (lean && reg && rp->masked)
 		bound = "FZ_MASKED_ROW";

@@ -9,9 +9,13 @@
  * once the rows are computed. In between, each row is held in the registers
  * of its group as in the register path (row_reg.c), K chunks of V a thread
  * counted from the row's start (a tile needs no alignment; column operands
- * such as layernorm's weight are then aligned with them), loaded from and
- * stored to its row of the tile element by element (fz_tld, fz_tst); other
- * streams load whole chunks where the row's start is aligned. K is
+ * such as layernorm's weight are then aligned with them), read from its row
+ * of the tile whole (fz_tld: past the row, the next row's elements or the
+ * tile's slack, masked by the accumulation) and stored to it element by
+ * element (fz_tst); other streams load whole chunks where the row's start
+ * is aligned. A row's group is at most a warp: its reductions are inline
+ * shuffles (fz_reduce_warp, but row_emit.c's tile_reduce_call), and the
+ * entries are bound to blocks an SM by class (tile_blocks). K is
  * the entry's compile-time class, 1, 2 or 4 (up to the register path's
  * rk; for halves 1 or 2: row_plan.c's tile_kmax): a row of 7 f32 takes one
  * thread of 2 chunks, not 4 (whose dead elements would be computed too).

@@ -619,45 +619,46 @@ template <class Op, class T> __device__ __noinline__ T fz_gather(T id, const uns
 }
 // Short rows staged through shared memory (the TILE path): a block's rows are
 // one contiguous span b .. e-1 of each row stream, which the block's threads
-// copy between global memory and the stream's tile t as whole vectors, from the
-// stream's own alignment boundary before b (fz_toff elements before it: t[0]),
-// the span's first and last chunks element by element.
+// copy between global memory and the stream's tile t as whole vectors. Tile
+// element c is p[b - o + c]: o (fz_toff) puts t[0] at the stream's alignment
+// boundary before b, so the span is t[o .. h-1] (h = e - b + o), a chunk
+// c .. c+V-1 (c a multiple of V) is aligned wherever p is, and offsets are
+// 32-bit (a tile fits in shared memory). The span's first and last chunks move
+// element by element.
 template <int V, class S> __device__ __forceinline__ int fz_toff(const S *p, long long b)
 {
 	return (int)((unsigned long long)(p + b) / sizeof(S) % V);
 }
 // The elements of chunk c inside the span, one by one (its first and last).
-template <int V, class S>
-__device__ __forceinline__ void fz_tin_elems(S *d, const S *__restrict__ p, long long c, long long b, long long e)
+template <int V, class S> __device__ __forceinline__ void fz_tin_elems(S *t, const S *__restrict__ q, int c, int o, int h)
 {
 #pragma unroll
 	for (int u = 0; u < V; u++)
-		if (c + u >= b && c + u < e)
-			d[u] = p[c + u];
+		if (c + u >= o && c + u < h)
+			t[c + u] = q[c + u];
 }
 // Two chunks a thread at a time, their loads issued before any store: a thread
 // has two 16-byte loads in flight, not one (four cost NVRTC 10 ms more).
 template <int V, class S> __device__ __forceinline__ void fz_tin(S *t, const S *__restrict__ p, long long b, long long e, int o)
 {
-	const long long ts = b - o, step = (long long)blockDim.x * blockDim.y * V;
-	const unsigned A = sizeof(S) * V < 16 ? sizeof(S) * V : 16;
-	for (long long c0 = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c0 < e; c0 += 2 * step) {
+	const S *q = p + (b - o);
+	const int h = (int)(e - b) + o, step = (int)(blockDim.x * blockDim.y) * V;
+	const bool va = fz_aligned(q, alignof(fz_vec<S, V>));
+	for (int c0 = (int)(threadIdx.y * blockDim.x + threadIdx.x) * V; c0 < h; c0 += 2 * step) {
 		fz_vec<S, V> v[2];
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
-			const long long c = c0 + i * step;
-			if (c >= b && c + V <= e && fz_aligned(p + c, A))
-				v[i] = *reinterpret_cast<const fz_vec<S, V> *>(p + c);
+			const int c = c0 + i * step;
+			if (va && c >= o && c + V <= h)
+				v[i] = *reinterpret_cast<const fz_vec<S, V> *>(q + c);
 		}
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
-			const long long c = c0 + i * step;
-			S *d = t + (c - ts);
-			if (c >= b && c + V <= e && fz_aligned(p + c, A)) {
-				*reinterpret_cast<fz_vec<S, V> *>(d) = v[i];
-			} else if (c < e) {
-				fz_tin_elems<V>(d, p, c, b, e);
-			}
+			const int c = c0 + i * step;
+			if (va && c >= o && c + V <= h)
+				*reinterpret_cast<fz_vec<S, V> *>(t + c) = v[i];
+			else if (c < h)
+				fz_tin_elems<V>(t, q, c, o, h);
 		}
 	}
 }
@@ -671,14 +672,14 @@ template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, con
 {
 #if __CUDA_ARCH__ >= 800
 	if (sizeof(S) * V == 16) {
-		const long long ts = b - o, step = (long long)blockDim.x * blockDim.y * V;
-		for (long long c = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < e; c += step) {
-			S *d = t + (c - ts);
-			if (c >= b && c + V <= e && fz_aligned(p + c, 16)) {
-				fz_cpa<16>(d, p + c);
-			} else {
-				fz_tin_elems<V>(d, p, c, b, e);
-			}
+		const S *q = p + (b - o);
+		const int h = (int)(e - b) + o, step = (int)(blockDim.x * blockDim.y) * V;
+		const bool va = fz_aligned(q, 16);
+		for (int c = (int)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < h; c += step) {
+			if (va && c >= o && c + V <= h)
+				fz_cpa<16>(t + c, q + c);
+			else
+				fz_tin_elems<V>(t, q, c, o, h);
 		}
 		return;
 	}
@@ -687,32 +688,49 @@ template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, con
 }
 template <int V, class S> __device__ __forceinline__ void fz_tout(S *__restrict__ p, const S *t, long long b, long long e, int o)
 {
-	const long long ts = b - o, nt = (long long)blockDim.x * blockDim.y;
-	for (long long c = ts + (long long)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < e; c += nt * V) {
-		const S *d = t + (c - ts);
-		if (c >= b && c + V <= e && fz_aligned(p + c, sizeof(S) * V < 16 ? sizeof(S) * V : 16)) {
-			*reinterpret_cast<fz_vec<S, V> *>(p + c) = *reinterpret_cast<const fz_vec<S, V> *>(d);
+	S *q = p + (b - o);
+	const int h = (int)(e - b) + o, step = (int)(blockDim.x * blockDim.y) * V;
+	const bool va = fz_aligned(q, alignof(fz_vec<S, V>));
+	for (int c = (int)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < h; c += step) {
+		if (va && c >= o && c + V <= h) {
+			*reinterpret_cast<fz_vec<S, V> *>(q + c) = *reinterpret_cast<const fz_vec<S, V> *>(t + c);
 		} else {
 #pragma unroll
 			for (int u = 0; u < V; u++)
-				if (c + u >= b && c + u < e)
-					p[c + u] = d[u];
+				if (c + u >= o && c + u < h)
+					q[c + u] = t[c + u];
 		}
 	}
 }
-// A row's elements j0 .. j0+V-1 in its tile (below n; zero beyond), and back.
-template <class C, class S, int V, class I> __device__ __forceinline__ void fz_tld(C (&o)[V], const S *t, I j0, I n)
+// A row's elements j0 .. j0+V-1 in its tile, read whole: past the row's end they
+// are the next row's (or the tile's slack, cg_tile_layout), which the row's
+// reductions and stores mask, and a chunk past the row reads its start. No
+// bounds check an element: ptxas kept those from pass to pass in a register.
+template <class C, class S, int V> __device__ __forceinline__ void fz_tld(C (&o)[V], const S *t, int j0, int n)
 {
+	const int j = j0 < n ? j0 : 0;
 #pragma unroll
 	for (int u = 0; u < V; u++)
-		o[u] = fz_inrow(j0 + u, n) ? fz_in(t[j0 + u]) : C(0);
+		o[u] = fz_in(t[j + u]);
 }
-template <class C, class S, int V, class I> __device__ __forceinline__ void fz_tst(S *t, I j0, I n, const C (&o)[V])
+// And back, the elements below n.
+template <class C, class S, int V> __device__ __forceinline__ void fz_tst(S *t, int j0, int n, const C (&o)[V])
 {
 #pragma unroll
 	for (int u = 0; u < V; u++)
 		if (fz_inrow(j0 + u, n))
 			fz_out(t[j0 + u], o[u]);
+}
+// A row's group in the TILE path is at most a warp (launch.c's tile_rules):
+// its reductions are shuffles alone, inline, not fz_reduce's call with its
+// branch for groups of warps.
+template <class Op, class T> __device__ __forceinline__ T fz_reduce_warp(T v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		if (o < (int)blockDim.x)
+			v = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
 }
 // The cached paths' first pass (ROW, SPLIT): a thread's chunks of a row are
 // copied into its row cache before any is used, the whole of its share in
@@ -1004,7 +1022,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile1: short rows: the block's rows staged through shared memory, copied in and out as whole vectors; each row in registers, 1 chunk of 4 elements a thread
 // Chosen for many rows of at most 128 elements (1 chunks of 4 a thread), not a multiple of 4.
-extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
+extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
 	float *__restrict__ out_inv,
@@ -1113,7 +1131,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile1(
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile2: short rows: the block's rows staged through shared memory, copied in and out as whole vectors; each row in registers, 2 chunks of 4 elements a thread
 // Chosen for many rows of at most 128 elements (2 chunks of 4 a thread), not a multiple of 4.
-extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile2(
+extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
 	float *__restrict__ out_inv,
@@ -1233,8 +1251,6 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 	long long fz_tile0,
 	long long fz_tile3)
 {
-	__shared__ unsigned long long fz_red[64];
-	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
 	const long long fz_rows = dim_R;
 	const long long fz_n = dim_C;
 	const float t2 = fz_in(in_eps);
@@ -1280,7 +1296,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = blockDim.x > 1 ? fz_reduce<fz_sum>(a3, fz_red + 32 * (fz_rp++ & 1)) : a3;
+		a3 = fz_reduce_warp<fz_sum>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -1298,7 +1314,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = blockDim.x > 1 ? fz_reduce<fz_sum>(a6, fz_red + 32 * (fz_rp++ & 1)) : a6;
+		a6 = fz_reduce_warp<fz_sum>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)

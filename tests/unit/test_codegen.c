@@ -448,7 +448,8 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 0); /* light f32 rows: no prefetch */
 	/* short rows not a multiple of V, many: a block's rows staged through
 	 * shared memory, each row in registers: 63 is 16 chunks, 4 threads of
-	 * 4 chunks, 64 rows a block; tiles of 64 * 63 + 4 elements of x and y */
+	 * 4 chunks, 64 rows a block; tiles of 64 * 63 + 8 elements of x and y
+	 * (fz_tld reads whole chunks, up to 3 elements past the last row) */
 	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 63});
 	ck_assert_int_eq(l.path, CG_PATH_TILE);
 	ck_assert_int_eq(l.rule, CG_RULE_TILE);
@@ -456,12 +457,12 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.block[0], 4);
 	ck_assert_uint_eq(l.block[1], 64);
 	ck_assert_uint_eq(l.grid[0], 16384);
-	ck_assert_int_eq(l.tiles, 2 * (64 * 63 + 4) * 4);
+	ck_assert_int_eq(l.tiles, 2 * (64 * 63 + 8) * 4);
 	ck_assert_uint_eq(l.smem, l.tiles);
 	ck_assert(!l.cooperative);
 	const CgEntry *te = &c->module.entries[l.entry];
 	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's tile after x's */
-	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (64 * 63 + 4) * 4);
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (64 * 63 + 8) * 4);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block */
 	l = launch(c, 0, (int64_t[]){1 << 20, 7});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2");
@@ -795,6 +796,48 @@ START_TEST(masked_bits)
 }
 END_TEST
 
+/* The staged rows' entries (row_emit.c): each chunk read from the tile
+ * whole; their reductions inline shuffles, with no fz_red (no static
+ * shared memory), but in the classes of f32 rows below tile_kmax chunks (a
+ * thread a row), which keep fz_reduce's call; their register bounds
+ * (tile_blocks): 5 blocks of 256 an SM for halves, 8 for those f32 classes,
+ * the kernel's thread bound alone for f32 rows of tile_kmax chunks. */
+START_TEST(tile_entries)
+{
+	static const struct {
+		const char *ty, *bounds[3];
+	} cases[] = {
+	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1(", "__launch_bounds__(256, 8) test_k0_tile2(",
+	             "__launch_bounds__(1024) test_k0_tile4("}},
+	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1(", "__launch_bounds__(256, 5) test_k0_tile2(", NULL}},
+	};
+	for (int i = 0; i < 2; i++) {
+		char prog[160];
+		snprintf(prog, sizeof prog, "in x: %s[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", cases[i].ty);
+		Compilation *c = compile_mode(prog, true);
+		const CgModule *m = &c->module;
+		int ntiles = 0;
+		for (int e = 0; e < m->nentries; e++) {
+			const CgEntry *t = &m->entries[e];
+			if (t->path != CG_PATH_TILE)
+				continue;
+			const char *bound = cases[i].bounds[ntiles++];
+			ck_assert_msg(bound && strstr(m->source, bound), "%s: no %s", cases[i].ty, bound);
+			bool call = i == 0 && t->K < m->kinfo[t->kernel].tile_kmax;
+			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !call);
+			ck_assert_int_eq(strstr(t->text, "a1 = blockDim.x > 1 ? fz_reduce<fz_max>(a1, ") != NULL, call);
+			ck_assert_int_eq(strstr(t->text, "__shared__ unsigned long long fz_red[") != NULL, call);
+			ck_assert_int_eq(t->static_smem, call ? CG_RED_WORDS * 8 : 0);
+			ck_assert_ptr_nonnull(strstr(t->text, "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
+		}
+		ck_assert_int_eq(ntiles, i == 0 ? 3 : 2);
+		const CgEntry *r = entry_of(c, CG_PATH_REG, false);
+		ck_assert_int_eq(r->static_smem, CG_RED_WORDS * 8);
+		pipe_free(c);
+	}
+}
+END_TEST
+
 START_TEST(row_cache_slots)
 {
 	/* layernorm: x is read again in pass 2, xc (derived) in the epilogue:
@@ -1094,6 +1137,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, row_cache_slots);
 	tcase_add_test(t, late_inputs);
 	tcase_add_test(t, masked_bits);
+	tcase_add_test(t, tile_entries);
 	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
