@@ -826,12 +826,33 @@ static StrBuf *new_text(Cg *c, CgW *w, int depth)
 	return sb;
 }
 
+/* Does the kernel compute or stage only values of up to 4 bytes (no f64 or
+ * i64) and its staged streams of up to `bytes` each, without long math?
+ * tile_blocks' bounds were measured on such kernels only: with 8-byte
+ * values, long math or f32 streams beside a bool one (V = 8 of f32) they
+ * spill (ptxas: 24 to 268 bytes at f64 softmax, bias_gelu_residual_layernorm
+ * and a bool-masked f32 softmax). */
+static bool tile_light(const RowK *R, int bytes)
+{
+	const struct CgKernelInfo *ki = R->c->info;
+	if (ki->heavy)
+		return false;
+	for (int t = 0; t < ki->ntiles; t++)
+		if (ki->tile_bytes[t] > bytes)
+			return false;
+	for (int i = 0; i < R->k->nnodes; i++)
+		if (fz_dtype_size((fz_dtype)R->c->g->nodes[R->k->nodes[i]].dtype) > 4)
+			return false;
+	return true;
+}
+
 /* The blocks an SM a staged entry is bound to (__launch_bounds__'s second
  * argument; 0: the kernel's thread bound alone). Short rows run as many
  * blocks as their registers allow, and NVRTC, left at 64 or more, took what
  * it could: 5 blocks of halves' entries at 48 registers, the classes of f32
  * rows below tile_kmax (rows of up to 8: a thread a row, no reduction)
- * at 8 blocks and 32. H100, one call, `bench/row_shapes.py --reps 100`, the
+ * at 8 blocks and 32, in kernels without long math or wider values
+ * (tile_light). H100, one call, `bench/row_shapes.py --reps 100`, the
  * entries unbound -> bound (us): layernorm bf16 132104x127 42.4 -> 40.3,
  * 541200x31 41.3 -> 39.4, softmax f16 132105x127 41.3 -> 39.6, 2396746x7
  * 46.6 -> 44.4; bcast3 f32 8x139811x7 36.6 -> 31.1 (62 registers unbound),
@@ -843,8 +864,8 @@ static StrBuf *new_text(Cg *c, CgW *w, int depth)
 static int tile_blocks(const RowK *R)
 {
 	if (R->vec >= 8)
-		return 5;
-	return R->K < R->c->info->tile_kmax ? 8 : 0;
+		return tile_light(R, 2) ? 5 : 0;
+	return R->vec == 4 && R->K < R->c->info->tile_kmax && tile_light(R, 4) ? 8 : 0;
 }
 
 /* The entry of path `rp`: body first (it decides which parameters are used),
@@ -899,7 +920,12 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	                rp->describe(R));
 	/* 56 registers for lean kernels' entries and their masked class
 	 * (FZ_LEAN_ROW, FZ_MASKED_ROW: the prelude says why) */
-	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", c->info->max_threads);
+	/* staged rows of halves hold 16 elements a thread, as f32 tiles do: 64
+	 * registers where tile_blocks leaves them unbound, unless the kernel is
+	 * heavy (at 128, layernorm bf16's tiles took 96 and ran 2 blocks an SM
+	 * instead of 4) */
+	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
+	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
 	if (tile && tile_blocks(R) > 0)
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_TILE_THREADS, tile_blocks(R));
 	else if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
