@@ -91,15 +91,16 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 	return b;
 }
 
-/* The tiles of a block of R rows of n (TILE): each holds the rows' span from
- * its alignment boundary (up to V - 1 elements before it), and fz_tld reads
- * whole chunks, up to V - 1 elements past the last row's end: R * n + 2V
- * elements a stream, each tile 16-byte aligned. Their offsets into *off. */
+/* Bytes of tile t of a block of R rows of n (TILE): it holds the rows' span
+ * from its alignment boundary (up to V - 1 elements before it), and fz_tld
+ * reads whole chunks, up to V - 1 elements past the last row's end: R * n +
+ * 2V elements, 16-byte aligned. */
 static int64_t tile_size(const struct CgKernelInfo *ki, int64_t R, int64_t n, int t)
 {
 	return cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16;
 }
 
+/* The block's tiles one after another, their offsets into *off. */
 int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int64_t *off)
 {
 	int64_t b = 0;

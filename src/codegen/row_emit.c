@@ -859,8 +859,8 @@ static bool tile_light(const RowK *R, int bytes)
  * softmax f32 1198373x7 31.7 -> 29.5, 2000003x5 44.1 -> 40.7. The f32 rows
  * of tile_kmax chunks keep the thread bound: bound to 5 or 4 blocks (with
  * fz_mk's bits, which lost alone too) softmax f32 66053x127 took 30.6 ->
- * 31.6 or 31.9 us, 700001x13 33.7 -> 35.4 or 35.7, ptxas parking bounds
- * checks in registers (docs/performance.md, "Staged rows"). */
+ * 31.6 or 31.9 us, 700001x13 33.7 -> 35.4 or 35.7 (the bound without the
+ * bits was not timed there; docs/performance.md, "Staged rows"). */
 static int tile_blocks(const RowK *R)
 {
 	if (R->vec >= 8)
@@ -926,8 +926,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * instead of 4) */
 	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
 	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
-	if (tile && tile_blocks(R) > 0)
-		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_TILE_THREADS, tile_blocks(R));
+	int blocks = tile ? tile_blocks(R) : 0;
+	if (blocks > 0)
+		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_TILE_THREADS, blocks);
 	else if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (lean && reg && rp->masked)
