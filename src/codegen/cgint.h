@@ -66,6 +66,8 @@ struct CgKernelInfo {
 	                                  the row cache at once (row_loop.c) */
 	int pf_bytes;                  /* row: shared memory a thread of the REG path copies its
 	                                  next row's chunks into (0: no prefetch) */
+	bool reg_direct;               /* row: the REG path's aligned class prefetches nothing
+	                                  (pf_bytes is its masked class's) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
 	bool stream;                   /* row: has a SPLIT entry without a row cache (_stream) */
 	int in_bytes;                  /* row: bytes an element of the inputs read row by row */

@@ -147,6 +147,14 @@ static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev)
 	return z;
 }
 
+/* Bytes of prefetch buffer a thread of the register path's class copies
+ * its next row into (row_plan.c's reg_direct: the aligned class of some
+ * kernels copies none). */
+static int64_t reg_pf_bytes(const struct CgKernelInfo *ki, bool masked)
+{
+	return ki->reg_direct && !masked ? 0 : ki->pf_bytes;
+}
+
 /* Blocks of `dyn` bytes of dynamic shared memory an SM holds. */
 static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm / (dyn + z->per_block); }
 
@@ -215,8 +223,9 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 		return true;
 	out->seg = seg_len(z->n, ch->S, ki->vec);
 	if (ch->path == CG_PATH_REG) {
-		out->smem = (unsigned)(ki->pf_bytes * ch->G * ch->R);
-		return ki->pf_bytes * ch->G * ch->R <= z->optin;
+		int64_t pf = reg_pf_bytes(ki, ch->masked);
+		out->smem = (unsigned)(pf * ch->G * ch->R);
+		return pf * ch->G * ch->R <= z->optin;
 	}
 	if (ch->path == CG_PATH_TILE) { /* the tiles (the rows in registers, no cache) */
 		out->tiles = cg_tile_layout(ki, ch->R, z->n, NULL);
@@ -376,7 +385,7 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
 		return CG_RULE_ROW_EMPTY;
 	if (z->chunks > G * ki->rk)
 		return CG_RULE_ROW_LONG;
-	if (ki->pf_bytes * (G <= 32 ? 128 : G) > z->optin)
+	if (reg_pf_bytes(ki, z->n % ki->vec != 0) * (G <= 32 ? 128 : G) > z->optin)
 		return CG_RULE_ROW_PREFETCH;
 	return z->n % ki->vec == 0 ? CG_RULE_REG : CG_RULE_REG_MASKED;
 }
@@ -415,7 +424,8 @@ static int64_t widen(const Sizes *z, int64_t G, int64_t cb)
  * registers allow: `resident`). */
 static void prefetch_grid(const Sizes *z, Choice *ch)
 {
-	int64_t bps = min64(z->tps / (ch->G * ch->R), blocks_by_smem(z, z->ki->pf_bytes * ch->G * ch->R));
+	int64_t buf = reg_pf_bytes(z->ki, ch->masked) * ch->G * ch->R;
+	int64_t bps = min64(z->tps / (ch->G * ch->R), blocks_by_smem(z, buf));
 	bps = bps > 32 ? 32 : bps < 1 ? 1 : bps;
 	ch->grid = min64(ch->grid, z->sms * bps);
 	ch->resident = true;
@@ -489,7 +499,7 @@ static void row_rules(const Sizes *z, Choice *ch)
 	}
 	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = rule == CG_RULE_REG_MASKED,
 	               .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R), .rule = rule};
-	if (reg && ki->pf_bytes > 0)
+	if (reg && reg_pf_bytes(ki, ch->masked) > 0)
 		prefetch_grid(z, ch);
 }
 

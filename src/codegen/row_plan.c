@@ -771,6 +771,26 @@ bool row_masked_half(const RowK *R)
 	return R->vec >= 8 && R->rk > 0 && row_streams(R) <= 4 && !R->c->info->heavy;
 }
 
+/* Does the register path's aligned class of this kernel load its rows
+ * straight from global memory, not prefetched (the masked class still
+ * prefetches)? Rows of halves whose kernel reads no column operand and
+ * has at most three streams of the rows' layout, inputs and outputs:
+ * softmax's and log-softmax's, a masked softmax's. H200, one call,
+ * `bench/row_shapes.py --reps 100`, prefetched -> not (us): masked_softmax
+ * f16 4x16x256x1024 33.9 -> 28.4, softmax f16 4096x4096 26.4 -> 23.8, bf16
+ * 16384x1024 24.6 -> 23.0. The others lost without it: layernorm bf16
+ * 16383x1024 24.7 -> 26.2, 4095x4096 26.2 -> 27.4, f16 1023x16384 27.2 ->
+ * 38.1 (two column operands), modrms_row bf16 2048x4096 22.1 -> 35.3 (three
+ * row streams), add_rmsnorm bf16 1846x4544 21.9 -> 22.8; rmsnorm bf16 (one
+ * column operand) gained 2% (1024x16384 24.2 -> 23.7) and keeps it. The
+ * masked class lost without it everywhere (softmax f16 16761x1001 40.3 ->
+ * 43.7, log_softmax bf16 5591x3001 33.9 -> 42.0): docs/performance.md,
+ * "Rows of halves without the prefetch". */
+static bool reg_direct(const RowK *R)
+{
+	return R->vec >= 8 && !R->c->info->heavy && !R->c->info->colops && row_streams(R) <= 3;
+}
+
 /* The leaves the register path copies a row ahead into shared memory (its
  * pass 0's row-varying leaves), and their buffers: for each, rk chunks of
  * every thread of the block, in its storage type, one after the other.
@@ -801,6 +821,7 @@ static void plan_prefetch(RowK *R)
 		bytes += R->rk * R->vec * (int)fz_dtype_size((fz_dtype)c->g->nodes[id].dtype);
 	}
 	c->info->pf_bytes = bytes;
+	c->info->reg_direct = bytes > 0 && reg_direct(R);
 }
 
 bool row_is_pf(const RowK *R, NodeId id)
@@ -813,9 +834,12 @@ bool row_is_pf(const RowK *R, NodeId id)
 
 bool row_pf_here(const RowK *R, NodeId id)
 {
-	/* cp.async copies aligned pieces: the masked entries copy only the
-	 * streams aligned with the row's chunks */
-	return R->path->path == CG_PATH_REG && row_is_pf(R, id) && (!R->path->shifted || R->aligned[R->c->pin[id]]);
+	/* not in the aligned class of reg_direct kernels, which loads its rows
+	 * itself; cp.async copies aligned pieces: the masked entries copy only
+	 * the streams aligned with the row's chunks */
+	if (R->path->path != CG_PATH_REG || (R->c->info->reg_direct && !R->path->masked))
+		return false;
+	return row_is_pf(R, id) && (!R->path->shifted || R->aligned[R->c->pin[id]]);
 }
 
 /* ---- the plan ---------------------------------------------------------------------- */

@@ -933,21 +933,41 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(c->module.kinfo[0].rk, 4);
 	ck_assert_int_eq(c->module.kinfo[0].max_threads, 512);
 	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 64); /* x's next row prefetched, as f16 */
+	/* ... but by the masked class alone (row_plan.c's reg_direct: halves, no
+	 * column operand, two streams): the aligned class loads its rows, a
+	 * block of 128 threads a row, no shared memory, no loop over rows */
+	ck_assert(c->module.kinfo[0].reg_direct);
 	l = launch(c, 0, (int64_t[]){4096, 4096});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
-	ck_assert_uint_eq(l.smem, 128 * 64);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
+	ck_assert_ptr_null(strstr(c->module.entries[l.entry].text, "fz_pf"));
+	ck_assert_uint_eq(l.smem, 0);
 	ck_assert_uint_eq(l.block[0], 128);
-	ck_assert(l.resident); /* blocks loop over rows, as many as threads and shared memory */
-	ck_assert_uint_eq(l.grid[0], 132 * 16); /* let fit (the runtime cuts it to what registers do) */
+	ck_assert(!l.resident);
+	ck_assert_uint_eq(l.grid[0], 4096);
 	l = launch(c, 0, (int64_t[]){100, 4096}); /* few rows: a block each */
 	ck_assert_uint_eq(l.grid[0], 100);
-	/* the masked class, prefetching too: up to 513 chunks from an unaligned
-	 * start, 5 warps */
+	/* the masked class, prefetching: up to 513 chunks from an unaligned
+	 * start, 5 warps, the blocks looping over rows (as many as threads and
+	 * shared memory let fit; the runtime cuts that to what registers do) */
 	l = launch(c, 0, (int64_t[]){4096, 4095});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
+	ck_assert_ptr_nonnull(strstr(c->module.entries[l.entry].text, "fz_pfm<8>"));
 	ck_assert(l.resident);
 	ck_assert_uint_eq(l.block[0], 160);
 	ck_assert_uint_eq(l.smem, 160 * 64);
+	pipe_free(c);
+	/* with a column operand (an f16 rmsnorm's weight) the aligned class
+	 * prefetches too */
+	c = compile_mode("in x: f16[B, N]\nin w: f16[N]\nout y = f16(x * rsqrt(mean(x * x) + 1e-5) * w)\n", true);
+	ck_assert(!c->module.kinfo[0].reg_direct);
+	l = launch(c, 0, (int64_t[]){4096, 4096});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
+	ck_assert_ptr_nonnull(strstr(c->module.entries[l.entry].text, "fz_pf<8>"));
+	ck_assert(l.resident);
+	ck_assert_uint_eq(l.smem, 128 * 64);
+	pipe_free(c);
+	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
 	/* past what 512 threads hold counted from an unaligned start: a block a
 	 * row, x cached as f16 alone, over 16392 elements (the row and its
 	 * shift, in whole chunks) */
