@@ -1015,20 +1015,20 @@ START_TEST(shared_memory_opt_in)
 END_TEST
 
 /* A grid meant to be the blocks resident at once (rows of halves in
- * registers, each block prefetching its next row: as many blocks as fit, 16
- * of 128 threads an SM for codegen) is cut, once per size, to what the
- * driver says the entry fits (the fake: 1024 threads an SM, 8 blocks of
- * 128); a pointwise
- * kernel's grid (a block per 256 chunks, long math or not) is left alone and
- * asks nothing. */
+ * registers, each block prefetching its next row, as an rmsnorm's do: as
+ * many blocks as fit, 16 of 128 threads an SM for codegen) is cut, once per
+ * size, to what the driver says the entry fits (the fake: 1024 threads an
+ * SM, 8 blocks of 128); a pointwise kernel's grid (a block per 256 chunks,
+ * long math or not) is left alone and asks nothing. */
 START_TEST(resident_grid_cut_to_occupancy)
 {
-	fz_program *p = compile("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", 1);
+	fz_program *p = compile("in x: f16[B, N]\nin w: f16[N]\nout y = f16(x * rsqrt(mean(x * x) + 1e-5) * w)\n", 1);
 	fz_run *r;
 	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
 	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
 	int64_t n[2] = {65536, 4096};
 	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F16, 2, n), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_input(r, "w", (void *)(uintptr_t)B, FZ_F16, 1, n + 1), FZ_OK);
 	ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F16, 2, n), FZ_OK);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(fz_run_launch(r), FZ_OK);
