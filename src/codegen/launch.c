@@ -27,12 +27,13 @@
  *     of two taking 128 / G rows a block (shuffles only), a larger G whole
  *     warps, a block a row;
  *   - REG, the row in registers, for rows of at most rk chunks a thread of
- *     the group (and, where the kernel prefetches, a buffer that fits; and
+ *     the group (and, where the class prefetches, a buffer that fits; and
  *     at most 512 threads unless the kernel reads a column operand): no
  *     row cache; with prefetch, as many blocks as are resident, each looping
  *     over rows. Rows of a multiple of V take the class `_reg<K>`, others
  *     the masked class `_reg<K>m`, whose chunks start at the row's alignment
- *     (a row then touches up to cdiv(n + V - 1, V) chunks);
+ *     (a row then touches up to cdiv(n + V - 1, V) chunks); the aligned
+ *     class of some kernels of halves does not prefetch (reg_pf_bytes);
  *   - ROW otherwise: the row cache in dynamic shared memory when the kernel
  *     carries values between passes and the row's fit (up to the opt-in
  *     limit; where it limits the blocks an SM holds, more threads a row);
