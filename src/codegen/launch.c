@@ -113,6 +113,9 @@ int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int6
 	return b;
 }
 
+/* Elements of a row one block takes, counted from the row's alignment (up to
+ * V - 1 elements before its start, row_loop.c): S segments of whole chunks
+ * cover n + V - 1. */
 static int64_t seg_len(int64_t n, int64_t S, int vec)
 {
 	return cdiv(cdiv(n + vec - 1, S > 1 ? S : 1), vec) * vec;
@@ -386,9 +389,10 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
 		return CG_RULE_ROW_EMPTY;
 	if (z->chunks > G * ki->rk)
 		return CG_RULE_ROW_LONG;
-	if (reg_pf_bytes(ki, z->n % ki->vec != 0) * (G <= 32 ? 128 : G) > z->optin)
+	bool masked = z->n % ki->vec != 0;
+	if (reg_pf_bytes(ki, masked) * (G <= 32 ? 128 : G) > z->optin)
 		return CG_RULE_ROW_PREFETCH;
-	return z->n % ki->vec == 0 ? CG_RULE_REG : CG_RULE_REG_MASKED;
+	return masked ? CG_RULE_REG_MASKED : CG_RULE_REG;
 }
 
 /* Rows the register path would hold in a group of more than 512 threads

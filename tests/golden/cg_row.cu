@@ -629,13 +629,14 @@ template <int V, class S> __device__ __forceinline__ int fz_toff(const S *p, lon
 {
 	return (int)((unsigned long long)(p + b) / sizeof(S) % V);
 }
-// The elements of chunk c inside the span, one by one (its first and last).
-template <int V, class S> __device__ __forceinline__ void fz_tin_elems(S *t, const S *__restrict__ q, int c, int o, int h)
+// The elements of chunk c inside the span, one by one (its first and last),
+// from s to d: in (a tile from its stream) or out.
+template <int V, class S> __device__ __forceinline__ void fz_tcopy_elems(S *d, const S *__restrict__ s, int c, int o, int h)
 {
 #pragma unroll
 	for (int u = 0; u < V; u++)
 		if (c + u >= o && c + u < h)
-			t[c + u] = q[c + u];
+			d[c + u] = s[c + u];
 }
 // Two chunks a thread at a time, their loads issued before any store: a thread
 // has two 16-byte loads in flight, not one (four cost NVRTC 10 ms more).
@@ -658,7 +659,7 @@ template <int V, class S> __device__ __forceinline__ void fz_tin(S *t, const S *
 			if (va && c >= o && c + V <= h)
 				*reinterpret_cast<fz_vec<S, V> *>(t + c) = v[i];
 			else if (c < h)
-				fz_tin_elems<V>(t, q, c, o, h);
+				fz_tcopy_elems<V>(t, q, c, o, h);
 		}
 	}
 }
@@ -679,7 +680,7 @@ template <int V, class S> __device__ __forceinline__ void fz_tin_async(S *t, con
 			if (va && c >= o && c + V <= h)
 				fz_cpa<16>(t + c, q + c);
 			else
-				fz_tin_elems<V>(t, q, c, o, h);
+				fz_tcopy_elems<V>(t, q, c, o, h);
 		}
 		return;
 	}
@@ -692,14 +693,10 @@ template <int V, class S> __device__ __forceinline__ void fz_tout(S *__restrict_
 	const int h = (int)(e - b) + o, step = (int)(blockDim.x * blockDim.y) * V;
 	const bool va = fz_aligned(q, alignof(fz_vec<S, V>));
 	for (int c = (int)(threadIdx.y * blockDim.x + threadIdx.x) * V; c < h; c += step) {
-		if (va && c >= o && c + V <= h) {
+		if (va && c >= o && c + V <= h)
 			*reinterpret_cast<fz_vec<S, V> *>(q + c) = *reinterpret_cast<const fz_vec<S, V> *>(t + c);
-		} else {
-#pragma unroll
-			for (int u = 0; u < V; u++)
-				if (c + u >= o && c + u < h)
-					q[c + u] = t[c + u];
-		}
+		else
+			fz_tcopy_elems<V>(q, t, c, o, h);
 	}
 }
 // A row's elements j0 .. j0+V-1 in its tile, read whole: past the row's end they
