@@ -174,6 +174,17 @@ class Run(unittest.TestCase):
         self.assertEqual(decl, [("x", "bf16", ["R", "C"]), ("w", "bf16", ["C"]),
                                 ("b", "bf16", ["C"]), ("eps", "f32", None)])
 
+    def test_replay_profile_checks_its_keys_first(self):
+        """bench/replay_profile.py, likewise."""
+        p = subprocess.run([sys.executable, os.path.join(HERE, "replay_profile.py"), "dyt-bf16-4095x4096",
+                            "dyt-bf16-1x1"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr.strip(), "replay_profile: unknown or no point keys: dyt-bf16-1x1 "
+                         "(see bench/sweep.py --dry-run)")
+        p = subprocess.run([sys.executable, os.path.join(HERE, "replay_profile.py")], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("unknown or no point keys", p.stderr)
+
     def test_dry_run(self):
         p = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), "--dry-run",
                             "--fusec", "/nonexistent/fusec"], capture_output=True, text=True)
