@@ -185,7 +185,7 @@ FAMILIES = [
       scalars={"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "bc1": 0.1, "bc2": 0.001},
       nan_in_bench="fusec bench draws v in [-2, 2); sqrt(v2) of a negative v2 is NaN"),
     F("dyt", "bf16", "bench/sweep/dyt_bf16.fz", "dyt", rows2("T", "C"),
-      [896, 3584, 4096, 7168], [["T", "C"]]),
+      [896, 1001, 3584, 4096, 7168], [["T", "C"]]),
     F("add_rmsnorm", "bf16", "bench/sweep/add_rmsnorm_bf16.fz", "add_rmsnorm", rows2("T", "C"),
       [2048, 4544, 5120, 8192], [["T", "C"], ["T", "C"]]),
     F("modrms_row", "bf16", "bench/sweep/modrms_row_bf16.fz", "modrms", rows2("T", "C"),
