@@ -193,9 +193,10 @@ static const struct {
 	 * chunk) beside one of its own (r), chunks crossing a row's end */
 	{"shared_offsets", "in x: f32[T, C]\nin w: bf16[C]\nin b: f32[C]\nin r: f32[T, 1]\n"
 	                   "out y = tanh(0.5 * x) * w + b + r\nout z = bf16(x * w - b)\n", 2, {{3, 37}, {5, 64}}},
-	/* chunks of halves crossing the end of a run of their broadcast operand
-	 * once (w, its run B * C: the next run's offset once a chunk), and runs
-	 * shorter than a chunk (v's, C: element by element) */
+	/* chunks of 8 halves crossing the end of a broadcast operand's run once
+	 * (the next run's offset once a chunk): w's run of B * C elements, v's
+	 * of C = 11 and s's per-row value (one element a run of C); and runs
+	 * shorter than a chunk (v's and s's at C = 5: element by element) */
 	{"crossing_runs", "in x: f16[A, B, C]\nin w: f16[B, C]\nin v: f32[A, 1, C]\nin s: bf16[A, B, 1]\n"
 	                  "out y = f16(x * w + v)\nout z = f16(x * s)\n", 3, {{2, 3, 5}, {3, 5, 11}}},
 	/* a scalar output, a constant output, an input as output */
