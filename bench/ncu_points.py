@@ -28,22 +28,15 @@ import sweep  # noqa: E402  (the families, their inputs and torch functions)
 
 
 def main(argv):
-    points = {p["key"]: p for p in sweep.plan()}
-    missing = [k for k in argv if k not in points]
-    if missing or not argv:
-        sys.exit("ncu_points: unknown or no point keys: %s (see bench/sweep.py --dry-run)" % " ".join(missing))
+    points = sweep.known_points("ncu_points", argv)
     import torch
     import torch.nn.functional as F_
     import fusec
 
     fns = sweep.torch_programs(torch, F_)
-    for key in argv:
-        p = points[key]
-        fam = sweep.family(p["family"], p["dtype"])
-        inputs = sweep.make_inputs(torch, fam, p["dims"], 0)
-        prog = fusec.compile_file(os.path.join(sweep.ROOT, fam["program"]))
-        torch._dynamo.reset()
-        comp = torch.compile(fns[fam["torch"]], dynamic=False)
+    for p in points:
+        key = p["key"]
+        inputs, prog, comp = sweep.compiled_point(torch, fusec, fns, p)
         for _ in range(3):
             prog(**inputs)
             comp(**inputs)

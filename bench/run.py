@@ -248,6 +248,45 @@ def rel_err(torch, out, ref):
 
 # ---- measuring ---------------------------------------------------------------------
 
+def graph_over_copies(torch, fn, kw):
+    """fn(**kw) over copies of kw (together past 4x the L2, at most 16),
+    warmed up outside the capture (guards, allocations), then captured as
+    one CUDA graph and replayed once: the graph, and the copies its calls
+    read (a replay makes len(sets) calls; keep them while replaying)."""
+    nbytes = sum(v.numel() * v.element_size() for v in kw.values() if torch.is_tensor(v))
+    l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0) or 0
+    n = min(16, max(1, -(-4 * l2 // max(nbytes, 1))))
+    sets = [kw] + [{k: (v.clone() if torch.is_tensor(v) else v) for k, v in kw.items()} for _ in range(n - 1)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for k in sets:
+            fn(**k)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for k in sets:
+            fn(**k)
+    g.replay()
+    torch.cuda.synchronize()
+    return g, sets
+
+
+def replay_us(torch, g, calls, seconds, at_least=5):
+    """Median µs a call of replays of g (calls a replay), each between two
+    events, for `seconds` and at least `at_least` of them."""
+    times, end = [], time.perf_counter() + seconds
+    while len(times) < at_least or time.perf_counter() < end:
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        g.replay()
+        e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1) * 1e3 / calls)
+    return statistics.median(times)
+
+
 class Ctx:
     def __init__(self, args, torch, triton, F):
         self.args, self.torch, self.triton, self.F = args, torch, triton, F
@@ -269,33 +308,10 @@ class Ctx:
         of host time a call on the H200 machine, longer than a 64 MB kernel
         runs (measured 2026-11-24, bench/python_overhead.py)."""
         torch = self.torch
-        nbytes = sum(v.numel() * v.element_size() for v in kw.values() if torch.is_tensor(v))
-        l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0) or 0
-        n = min(16, max(1, -(-4 * l2 // max(nbytes, 1))))
-        sets = [kw] + [{k: (v.clone() if torch.is_tensor(v) else v) for k, v in kw.items()} for _ in range(n - 1)]
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up outside the capture: guards, allocations
-            for k in sets:
-                fn(**k)
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for k in sets:
-                fn(**k)
-        g.replay()
-        torch.cuda.synchronize()
-        times, end = [], time.perf_counter() + self.args.rep_ms / 1e3
-        while len(times) < 5 or time.perf_counter() < end:
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            g.replay()
-            e1.record()
-            e1.synchronize()
-            times.append(e0.elapsed_time(e1) * 1e3 / len(sets))
+        g, sets = graph_over_copies(torch, fn, kw)
+        us = replay_us(torch, g, len(sets), self.args.rep_ms / 1e3)
         del g, sets
-        return statistics.median(times)
+        return us
 
     def per_call(self, fn, n):
         """Host submit time and wall time per call of n back-to-back calls (µs)."""

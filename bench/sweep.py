@@ -341,6 +341,27 @@ def select(points, args):
 
 # ---- the torch programs --------------------------------------------------------------------
 
+def known_points(tool, keys):
+    """The plan's points named by keys, for the tools that look at a few of
+    them (ncu_points.py, replay_profile.py); exits naming the unknown ones
+    before the caller imports torch, so a typo costs no GPU time."""
+    points = {p["key"]: p for p in plan()}
+    missing = [k for k in keys if k not in points]
+    if missing or not keys:
+        sys.exit("%s: unknown or no point keys: %s (see bench/sweep.py --dry-run)" % (tool, " ".join(missing)))
+    return [points[k] for k in keys]
+
+
+def compiled_point(torch, fusec, fns, p):
+    """Point p's inputs (seed 0), fusec's program and torch.compile's
+    function of the same family (dynamo reset first, dynamic=False)."""
+    fam = family(p["family"], p["dtype"])
+    inputs = make_inputs(torch, fam, p["dims"], 0)
+    prog = fusec.compile_file(os.path.join(ROOT, fam["program"]))
+    torch._dynamo.reset()
+    return inputs, prog, torch.compile(fns[fam["torch"]], dynamic=False)
+
+
 def torch_programs(torch, F_):
     """name -> fn over the program's inputs by name; a tuple for several
     outputs. Each is the .fz program written with torch ops; a cast to the
