@@ -185,6 +185,58 @@ class Run(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("unknown or no point keys", p.stderr)
 
+    def test_replay_ab_checks_its_keys_and_libraries_first(self):
+        """bench/replay_ab.py, likewise; and a library that is not there."""
+        p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "a=/nonexistent.so",
+                            "dyt-bf16-1x1"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr.strip(), "replay_ab: unknown or no point keys: dyt-bf16-1x1 "
+                         "(see bench/sweep.py --dry-run)")
+        p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "a=/nonexistent.so",
+                            "--lib", "b", "dyt-bf16-4095x4096"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr.strip(), "replay_ab: --lib LABEL=PATH of an existing library, at least once "
+                         "(not: b /nonexistent.so)")
+
+    def test_replay_ab_on_a_fake_gpu(self):
+        """Two libraries, each in its process (FUSEC_LIBRARY), every point
+        asked of both in each round: on the fake torch (a replay of 1 µs)
+        and a stand-in fusec package that says which library it loaded."""
+        if not have_numpy():
+            self.skipTest("numpy is not installed")
+        with tempfile.TemporaryDirectory() as d:
+            for pkg, text in (("torch", "import sys\nsys.path.insert(0, %r)\nimport fake_gpu\nfake_gpu.install()\n"
+                               % HERE),
+                              ("fusec", "import os, sys\n"
+                               "def compile_file(path):\n"
+                               "    sys.stderr.write('loaded %s for %s\\n' % (os.path.basename("
+                               "os.environ['FUSEC_LIBRARY']), os.path.basename(path)))\n"
+                               "    return lambda **kw: None\n")):
+                os.makedirs(os.path.join(d, pkg))
+                with open(os.path.join(d, pkg, "__init__.py"), "w") as f:
+                    f.write(text)
+            libs = []
+            for name in ("a.so", "b.so"):
+                libs.append(os.path.join(d, name))
+                open(libs[-1], "w").close()
+            env = dict(os.environ, PYTHONPATH=d)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "main=" + libs[0],
+                                "--lib", "new=" + libs[1], "--rounds", "3", "--seconds", "0",
+                                "dyt-bf16-4095x4096", "softmax-f32-8388608x1"], capture_output=True, text=True,
+                               env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = p.stdout.splitlines()
+            self.assertEqual(len(lines), 3, p.stdout)
+            self.assertTrue(lines[0].startswith("point (µs a call, each round)"), lines[0])
+            # the fake's replay: 1 µs over the copies of the inputs (past 4x its 1 MiB L2: 1 of 64 MB)
+            self.assertEqual(lines[1].split()[:5], ["dyt-bf16-4095x4096", "1.0", "/", "1.0", "/"])
+            self.assertIn("(1.000x)", lines[1])
+            self.assertTrue(lines[2].startswith("softmax-f32-8388608x1"), lines[2])
+            # each point, three rounds, once in each library's own process
+            loaded = sorted(l for l in p.stderr.splitlines() if l.startswith("loaded "))
+            self.assertEqual(loaded, ["loaded a.so for dyt_bf16.fz"] * 3 + ["loaded a.so for softmax.fz"] * 3 +
+                             ["loaded b.so for dyt_bf16.fz"] * 3 + ["loaded b.so for softmax.fz"] * 3)
+
     def test_dry_run(self):
         p = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), "--dry-run",
                             "--fusec", "/nonexistent/fusec"], capture_output=True, text=True)

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""bench/replay_ab.py: fusec builds side by side, timed as the sweep times
+them, for the before and after of a code change.
+
+`bench/row_shapes.py` compares binaries through `fusec bench` (events
+around each call, buffer sets rotated); the sweep times the program called
+from Python, its calls over input copies captured in a CUDA graph and
+replayed (run.graph_over_copies, run.replay_us). The two can disagree: a
+change of cache hints gained 7% under the first and nothing under the
+second (docs/performance.md, "Broadcast chunks, packed and kept"). This
+tool gives the second for several libraries at once.
+
+  PYTHONPATH=python python3 bench/replay_ab.py --lib main=../base/libfusec.so \\
+      --lib new=build/libfusec.so [--rounds 2] [--seconds 0.3] KEY [KEY ...]
+
+Each library is loaded by a process of its own (FUSEC_LIBRARY), started
+once; the points (sweep keys, as `bench/sweep.py --dry-run` prints them)
+go to the processes one at a time, every library in turn, the order
+reversed each round, so that a drift of the machine shows in all of them.
+Each process builds the point's inputs (seed 0, as the sweep), compiles the
+program and times its replays. Prints a line a point: each library's µs a
+call in every round and the ratio of their medians to the first library's.
+Unknown keys are named before anything starts.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import run  # noqa: E402  (the sweep's CUDA-graph replay)
+import sweep  # noqa: E402  (the points, their inputs and programs)
+
+
+def child(seconds):
+    """Time the points named on stdin, a line each, with this process's
+    FUSEC_LIBRARY: a JSON line each on stdout."""
+    import torch
+    import fusec
+
+    points = {p["key"]: p for p in sweep.plan()}
+    for line in sys.stdin:
+        key = line.strip()
+        p = points[key]
+        fam = sweep.family(p["family"], p["dtype"])
+        inputs = sweep.make_inputs(torch, fam, p["dims"], 0)
+        prog = fusec.compile_file(os.path.join(ROOT, fam["program"]))
+        g, sets = run.graph_over_copies(torch, prog, inputs)
+        us = run.replay_us(torch, g, len(sets), seconds, at_least=20)
+        print(json.dumps({"key": key, "us": us}), flush=True)
+        del g, sets, inputs
+        torch.cuda.empty_cache()
+
+
+def start(lib, seconds):
+    env = dict(os.environ, FUSEC_LIBRARY=os.path.abspath(lib))
+    return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "--seconds", str(seconds)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+
+def ask(proc, name, key):
+    proc.stdin.write(key + "\n")
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    if not line:
+        sys.exit("replay_ab: the process of %s stopped at %s (its error is above)" % (name, key))
+    return json.loads(line)["us"]
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lib", action="append", default=[], help="LABEL=PATH of a libfusec.so, once per build")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=0.3, help="of replays a point, a library and a round")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("keys", nargs="*")
+    a = ap.parse_args(argv)
+    if a.child:
+        return child(a.seconds)
+    points = sweep.known_points("replay_ab", a.keys)
+    libs = [lib.split("=", 1) for lib in a.lib if "=" in lib]
+    bad = [lib for lib in a.lib if "=" not in lib] + [p for _, p in libs if not os.path.isfile(p)]
+    if not libs or bad:
+        sys.exit("replay_ab: --lib LABEL=PATH of an existing library, at least once (not: %s)" % " ".join(bad))
+    procs = [(name, start(path, a.seconds)) for name, path in libs]
+    print("%-32s %s" % ("point (µs a call, each round)", "  ".join("%-20s" % n for n, _ in procs)), flush=True)
+    try:
+        for p in points:
+            times = {name: [] for name, _ in procs}
+            for r in range(a.rounds):
+                for name, proc in (procs if r % 2 == 0 else procs[::-1]):
+                    times[name].append(ask(proc, name, p["key"]))
+            first = statistics.median(times[procs[0][0]])
+            cells = []
+            for name, _ in procs:
+                med = statistics.median(times[name])
+                cells.append("%-20s" % ("%s %s" % (" / ".join("%.1f" % t for t in times[name]),
+                                                     "" if name == procs[0][0] else "(%.3fx)" % (med / first))))
+            print("%-32s %s" % (p["key"], "  ".join(cells)), flush=True)
+    finally:
+        for _, proc in procs:
+            proc.stdin.close()
+            proc.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
