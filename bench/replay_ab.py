@@ -7,8 +7,9 @@ around each call, buffer sets rotated); the sweep times the program called
 from Python, its calls over input copies captured in a CUDA graph and
 replayed (run.graph_over_copies, run.replay_us). The two can disagree: a
 change of cache hints gained 7% under the first and nothing under the
-second (docs/performance.md, "Broadcast chunks, packed and kept"). This
-tool gives the second for several libraries at once.
+second, though in two calls, not side by side (docs/performance.md,
+"Broadcast chunks, packed and kept"). This tool gives the second for
+several libraries at once, in one call.
 
   PYTHONPATH=python python3 bench/replay_ab.py --lib main=../base/libfusec.so \\
       --lib new=build/libfusec.so [--rounds 2] [--seconds 0.3] KEY [KEY ...]
@@ -31,7 +32,6 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import run  # noqa: E402  (the sweep's CUDA-graph replay)
@@ -47,10 +47,7 @@ def child(seconds):
     points = {p["key"]: p for p in sweep.plan()}
     for line in sys.stdin:
         key = line.strip()
-        p = points[key]
-        fam = sweep.family(p["family"], p["dtype"])
-        inputs = sweep.make_inputs(torch, fam, p["dims"], 0)
-        prog = fusec.compile_file(os.path.join(ROOT, fam["program"]))
+        inputs, prog = sweep.fusec_point(torch, fusec, points[key])
         g, sets = run.graph_over_copies(torch, prog, inputs)
         us = run.replay_us(torch, g, len(sets), seconds, at_least=20)
         print(json.dumps({"key": key, "us": us}), flush=True)

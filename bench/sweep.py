@@ -352,14 +352,18 @@ def known_points(tool, keys):
     return [points[k] for k in keys]
 
 
-def compiled_point(torch, fusec, fns, p):
-    """Point p's inputs (seed 0), fusec's program and torch.compile's
-    function of the same family (dynamo reset first, dynamic=False)."""
+def fusec_point(torch, fusec, p):
+    """Point p's inputs (seed 0) and fusec's program of its family."""
     fam = family(p["family"], p["dtype"])
-    inputs = make_inputs(torch, fam, p["dims"], 0)
-    prog = fusec.compile_file(os.path.join(ROOT, fam["program"]))
+    return make_inputs(torch, fam, p["dims"], 0), fusec.compile_file(os.path.join(ROOT, fam["program"]))
+
+
+def compiled_point(torch, fusec, fns, p):
+    """fusec_point, and torch.compile's function of the same family (dynamo
+    reset first, dynamic=False)."""
+    inputs, prog = fusec_point(torch, fusec, p)
     torch._dynamo.reset()
-    return inputs, prog, torch.compile(fns[fam["torch"]], dynamic=False)
+    return inputs, prog, torch.compile(fns[family(p["family"], p["dtype"])["torch"]], dynamic=False)
 
 
 def torch_programs(torch, F_):

@@ -228,7 +228,7 @@ class Run(unittest.TestCase):
             lines = p.stdout.splitlines()
             self.assertEqual(len(lines), 3, p.stdout)
             self.assertTrue(lines[0].startswith("point (µs a call, each round)"), lines[0])
-            # the fake's replay: 1 µs over the copies of the inputs (past 4x its 1 MiB L2: 1 of 64 MB)
+            # the fake's replay takes 1 µs; one copy of the inputs (64 MB already pass 4x its 1 MiB L2)
             self.assertEqual(lines[1].split()[:5], ["dyt-bf16-4095x4096", "1.0", "/", "1.0", "/"])
             self.assertIn("(1.000x)", lines[1])
             self.assertTrue(lines[2].startswith("softmax-f32-8388608x1"), lines[2])

@@ -450,16 +450,19 @@ static bool npy_write_data(FILE *f, const Tensor *t)
 {
 	if (t->dtype != FZ_BF16)
 		return fwrite(t->data, 1, tensor_nbytes(t), f) == tensor_nbytes(t);
-	/* bf16 is the top half of an f32: widened by its bits, so that every
-	 * value, a signaling NaN's payload too, comes out exactly (through a
-	 * double, x86 would quiet it: found by fuzz_npy) */
-	uint32_t buf[1024];
+	/* widened by its bits (bf16 is the top half of an f32), so that every
+	 * value, a signaling NaN's payload too, comes out exactly; through a
+	 * double, x86 quieted it (found by fuzz_npy) */
+	float buf[1024];
 	const unsigned char *b = t->data;
 	int64_t n = tensor_numel(t);
 	for (int64_t i = 0; i < n;) {
 		size_t k = 0;
-		for (; k < 1024 && i < n; k++, i++)
-			buf[k] = (uint32_t)(b[2 * i] | b[2 * i + 1] << 8) << 16;
+		for (; k < 1024 && i < n; k++, i++) {
+			uint16_t h;
+			memcpy(&h, b + 2 * i, 2);
+			buf[k] = bf16_bits_to_f32(h);
+		}
 		if (fwrite(buf, sizeof buf[0], k, f) != k)
 			return false;
 	}

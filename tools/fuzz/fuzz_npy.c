@@ -75,8 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_dtype back = t.dtype == FZ_BF16 ? FZ_F32 : t.dtype;
 	check(u.dtype == back && u.rank == t.rank && memcmp(u.shape, t.shape, sizeof(int64_t) * (size_t)t.rank) == 0,
 	      "the round trip keeps dtype (bf16: f32) and shape", NULL);
-	if (t.dtype == FZ_BF16) {
-		check(tensor_numel(&u) == n, "the round trip keeps the element count", NULL);
+	if (t.dtype == FZ_BF16) { /* the same shape, so n elements */
 		for (int64_t e = 0; e < n; e++) {
 			uint16_t h;
 			uint32_t w;
