@@ -57,6 +57,9 @@ template <int V> __device__ __forceinline__ void fz_unpack(float (&o)[V], const 
 // A chunk that other chunks read too (a weight [C] is read by every row):
 // loaded as 16-byte vectors that the L1 and the L2 keep before the streamed
 // tensors (evict_last), as torch.compile's kernels do (the loaders' Keep).
+// The load is volatile: a plain asm is a pure function to NVVM, which hoists
+// it above the bounds test that guards it (an empty row's null pointer was
+// read: progen seed 550).
 template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o, const S *p)
 {
 #if __CUDA_ARCH__ >= 800
@@ -66,7 +69,7 @@ template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o
 		asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
 #pragma unroll
 		for (int k = 0; k < (int)sizeof(o) / 16; k++)
-			asm("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+			asm volatile("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
 			    : "=r"(w[4 * k]), "=r"(w[4 * k + 1]), "=r"(w[4 * k + 2]), "=r"(w[4 * k + 3])
 			    : "l"(reinterpret_cast<const char *>(p) + 16 * k), "l"(pol));
 		return;
