@@ -85,14 +85,40 @@ static int32_t mark_needed(Cg *c, const Kernel *k)
 	return s;
 }
 
-static void emit_header(const Pw *pw, const Kernel *rowk)
+/* The entry's arguments: the kernel's parameters, then the magic number of
+ * each divisor of the broadcast operands' offsets (cg_offset_lambda), once
+ * for each range of axes. Classifies the operands (pw->opd). */
+static int entry_args(Pw *pw, CgArg **out)
 {
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
-	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + 1);
+	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + k->nparams * FZ_MAX_RANK + 1);
+	int n = 0;
 	for (int i = 0; i < k->nparams; i++)
-		args[i] = (CgArg){CGARG_PARAM, i};
-	cg_begin_entry(c, CG_PATH_POINTWISE, 0, pw->rows ? "one" : "pw", args, k->nparams);
+		args[n++] = (CgArg){CGARG_PARAM, i};
+	for (int i = 0; i < k->nparams; i++) {
+		if (k->params[i].kind != PARAM_IN || !classify(c, k, i, &pw->opd[i]) || pw->opd[i].kind != OPD_BCAST)
+			continue;
+		const PwOpd *o = &pw->opd[i];
+		for (int q = 0; q < cg_offset_divisions(o->runs, o->nruns); q++) {
+			CgArg a = {CGARG_DIVMAGIC, o->runs[q].lo * CG_DIV_AXES + o->runs[q].hi};
+			bool seen = false;
+			for (int j = k->nparams; j < n && !seen; j++)
+				seen = args[j].index == a.index;
+			if (!seen)
+				args[n++] = a;
+		}
+	}
+	*out = args;
+	return n;
+}
+
+static void emit_header(Pw *pw, const Kernel *rowk)
+{
+	Cg *c = pw->c;
+	CgArg *args;
+	int nargs = entry_args(pw, &args);
+	cg_begin_entry(c, CG_PATH_POINTWISE, 0, pw->rows ? "one" : "pw", args, nargs);
 	const char *shape = ir_shape_str(c->a, c->g, rowk->rank, rowk->domain);
 	if (pw->rows)
 		cg_entry_header(c, arena_printf(c->a, "rows of one element of %s, pointwise, %d rows a chunk", shape, pw->vec),
@@ -244,7 +270,7 @@ static void emit_group(const Pw *pw, int o)
 	int vec = pw->vec;
 	bool contig = group_contig(pw, o);
 	cw_line(w, "long long fz_r%d;", o);
-	cw_line(w, "const long long fz_b%d = fz_o%d(fz_c * %d, fz_r%d, fz_div32());", o, o, vec, o);
+	cw_line(w, "const long long fz_b%d = fz_o%d(fz_c * %d, fz_r%d, fz_divm());", o, o, vec, o);
 	for (int i = o; i < k->nparams; i++)
 		if (loaded(pw, i) && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == o) {
 			const Node *n = &c->g->nodes[k->params[i].node];

@@ -169,19 +169,23 @@ __device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const fz_
 {
 	reinterpret_cast<fz_vec<S, V> *>(p)[c] = v;
 }
-// Quotients of indices (a >= 0, b > 0) for the offsets of broadcast operands:
-// fz_div32 in 32 bits when both fit (a 64-bit division is a long subroutine),
-// once a chunk; fz_div64 always in 64 bits, for the elements loaded one by one
-// (fewer inlined divisions: NVRTC's time).
-struct fz_div32 {
-	__device__ __forceinline__ long long operator()(long long a, long long b) const
+// Quotients of indices (a >= 0, b > 0) for the offsets of broadcast operands,
+// m being b's magic number, a launch value (launch.c, cg_div_magic: multiplier
+// and shift, 0 if none). fz_divm, once a chunk: a multiply-high and a shift
+// where a < 2^31, else a division (32-bit where both fit: a 64-bit one is a long
+// subroutine). fz_div64 always in 64 bits, for the elements loaded one by one
+// (fewer inlined paths: NVRTC's time).
+struct fz_divm {
+	__device__ __forceinline__ long long operator()(long long a, long long b, long long m) const
 	{
 		const unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;
+		if ((unsigned)m != 0 && ua >> 31 == 0)
+			return (long long)(__umulhi((unsigned)ua, (unsigned)m) >> (unsigned)(m >> 32));
 		return (long long)((ua | ub) >> 32 ? ua / ub : (unsigned)ua / (unsigned)ub);
 	}
 };
 struct fz_div64 {
-	__device__ __forceinline__ long long operator()(long long a, long long b) const
+	__device__ __forceinline__ long long operator()(long long a, long long b, long long) const
 	{
 		return (long long)((unsigned long long)a / (unsigned long long)b);
 	}
@@ -216,7 +220,7 @@ __device__ __forceinline__ void fz_ldb(fz_vec<S, V> &o, const S *__restrict__ p,
 	} else if (V <= e) {
 		const int k = (int)(e - r);
 		long long r1;
-		const long long o1 = off(i0 + k, r1, fz_div32());
+		const long long o1 = off(i0 + k, r1, fz_divm());
 #pragma unroll
 		for (int u = 0; u < V; u++)
 			o.e[u] = p[u < k ? o0 + (Contig ? u : 0) : o1 + (Contig ? u - k : 0)];
@@ -245,20 +249,21 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 	fz_f16 *__restrict__ out_m,
 	float in_s,
 	long long dim_B,
-	long long dim_N)
+	long long dim_N,
+	long long fz_m1_2)
 {
 	const long long fz_n = dim_B * dim_N;
 	// in_b broadcasts: [N] in [B, N]
 	const long long fz_o1_e0 = dim_N;
 	auto fz_o1 = [=](long long i, long long &r, auto div) {
-		const long long q0 = div(i, fz_o1_e0);
+		const long long q0 = div(i, fz_o1_e0, fz_m1_2);
 		r = i - q0 * fz_o1_e0;
 		return r;
 	};
 	// in_r broadcasts: [B, 1] in [B, N]
 	const long long fz_o2_e0 = dim_N;
 	auto fz_o2 = [=](long long i, long long &r, auto div) {
-		const long long q0 = div(i, fz_o2_e0);
+		const long long q0 = div(i, fz_o2_e0, fz_m1_2);
 		r = i - q0 * fz_o2_e0;
 		return q0;
 	};
@@ -296,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 		fz_vec<float, 8> l0;
 		fz_ldv(l0, in_x, fz_c);
 		long long fz_r1;
-		const long long fz_b1 = fz_o1(fz_c * 8, fz_r1, fz_div32());
+		const long long fz_b1 = fz_o1(fz_c * 8, fz_r1, fz_divm());
 		fz_vec<fz_f16, 8> l1;
 		if (fz_r1 + 8 <= fz_o1_e0 && (fz_b1 & 7) == 0 && fz_a1) {
 			fz_ldk(l1, in_b + fz_b1);
@@ -304,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 			fz_ldb<true>(l1, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);
 		}
 		long long fz_r2;
-		const long long fz_b2 = fz_o2(fz_c * 8, fz_r2, fz_div32());
+		const long long fz_b2 = fz_o2(fz_c * 8, fz_r2, fz_divm());
 		fz_vec<float, 8> l2;
 		fz_ldb<false>(l2, in_r, fz_b2, fz_r2, fz_o2_e0, fz_c * 8, fz_o2);
 		fz_vec<float, 8> s8;

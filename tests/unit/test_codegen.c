@@ -358,6 +358,89 @@ START_TEST(broadcast_offsets_shared)
 }
 END_TEST
 
+/* fz_divm's quotient from cg_div_magic's number, as the kernel computes it. */
+static uint64_t magic_quotient(uint64_t a, uint64_t magic)
+{
+	return (uint64_t)(uint32_t)((a * (uint32_t)magic) >> 32) >> (magic >> 32);
+}
+
+/* A divisor's magic number gives a / d for every index below 2^31: each d
+ * up to 2^17 and a spread of larger ones, against the values next to each
+ * multiple of d that matter (just below and at it) and the largest index;
+ * none where the kernel must divide. */
+START_TEST(division_magic)
+{
+	ck_assert_uint_eq(cg_div_magic(1), 0);
+	ck_assert_uint_eq(cg_div_magic(0), 0);
+	ck_assert_uint_eq(cg_div_magic(-3), 0);
+	ck_assert_uint_eq(cg_div_magic(INT64_C(1) << 31), 0);
+	const uint64_t top = (UINT64_C(1) << 31) - 1;
+	uint64_t x = 88172645463325252u, bad_a = 0, checked = 0;
+	int64_t bad_d = 0;
+	for (int64_t d = 2; d <= INT32_MAX && !bad_d; d = d < (1 << 16) ? d + 1 : d + d / 61 + 1) {
+		const uint64_t m = cg_div_magic(d), ud = (uint64_t)d, last = top / ud * ud;
+		if (m == 0) {
+			bad_d = d;
+			break;
+		}
+		const uint64_t as[] = {0, 1, ud - 1, ud, ud + 1, 2 * ud - 1, last - 1, last, top - 1, top};
+		for (size_t i = 0; i < sizeof as / sizeof as[0] && !bad_d; i++, checked++)
+			if (as[i] <= top && magic_quotient(as[i], m) != as[i] / ud)
+				bad_d = d, bad_a = as[i];
+		for (int r = 0; r < 4 && !bad_d; r++) { /* multiples of d and their neighbours, anywhere below 2^31 */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			const uint64_t q = (x % (top / ud + 1)) * ud;
+			for (uint64_t a = q ? q - 1 : 0; a <= q + 1 && a <= top && !bad_d; a++, checked++)
+				if (magic_quotient(a, m) != a / ud)
+					bad_d = d, bad_a = a;
+		}
+	}
+	ck_assert_msg(!bad_d, "%llu / %lld", (unsigned long long)bad_a, (long long)bad_d);
+	ck_assert_uint_gt(checked, 1000000);
+	const uint64_t m = cg_div_magic(INT32_MAX); /* the largest divisor with a magic number */
+	ck_assert_uint_eq(magic_quotient(top, m), 1);
+	ck_assert_uint_eq(magic_quotient(top - 1, m), 0);
+}
+END_TEST
+
+/* A broadcast operand's offset divides by its run's extent with the magic
+ * number the launch passes (fz_m<lo>_<hi>), one per range of axes; the
+ * elements one by one still divide. */
+START_TEST(division_magic_arguments)
+{
+	Compilation *c = compile_mode("in x: f32[A, B, C]\nin w: f32[B, C]\nin r: f32[A, 1, 1]\nin v: f32[B, 1]\n"
+	                              "out y = x * w + r + v\n", true);
+	const CgModule *m = &c->module;
+	const CgEntry *e = &m->entries[m->kinfo[0].first_entry];
+	int magic[4], n = 0;
+	for (int i = 0; i < e->nargs; i++)
+		if (e->args[i].kind == CGARG_DIVMAGIC && n < 4)
+			magic[n++] = e->args[i].index;
+	/* w [B, C] and r [A, 1, 1] divide by B * C (axes 1 .. 2, once for both);
+	 * v [B, 1] by C, then by B */
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(magic[0], 1 * CG_DIV_AXES + 3);
+	ck_assert_int_eq(magic[1], 2 * CG_DIV_AXES + 3);
+	ck_assert_int_eq(magic[2], 1 * CG_DIV_AXES + 2);
+	const char *s = m->source;
+	ck_assert_ptr_nonnull(strstr(s, "\tlong long fz_m1_3,\n\tlong long fz_m2_3,\n\tlong long fz_m1_2)\n"));
+	ck_assert_ptr_nonnull(strstr(s, "const long long q1 = div(q0, fz_o3_e1, fz_m1_2);"));
+	ck_assert_ptr_nonnull(strstr(s, "= fz_o1(fz_c * 4, fz_r1, fz_divm());"));
+	ck_assert_ptr_nonnull(strstr(s, "fz_o1(fz_i, fz_r, fz_div64())"));
+	int64_t dims[3] = {5, 6, 7};
+	CgDevice dev = {.sm_count = 4, .max_threads_per_sm = 2048, .smem_per_block_optin = 48 << 10};
+	CgLaunch l;
+	ck_assert(cg_launch(m, &c->plan, 0, dims, &dev, &l));
+	CgArg a = {CGARG_DIVMAGIC, 1 * CG_DIV_AXES + 3};
+	ck_assert_uint_eq((uint64_t)cg_launch_arg(m, 0, &l, &a), cg_div_magic(42));
+	a.index = 2 * CG_DIV_AXES + 3;
+	ck_assert_uint_eq((uint64_t)cg_launch_arg(m, 0, &l, &a), cg_div_magic(7));
+	a.index = 1 * CG_DIV_AXES + 2;
+	ck_assert_uint_eq((uint64_t)cg_launch_arg(m, 0, &l, &a), cg_div_magic(6));
+	pipe_free(c);
+}
+END_TEST
+
 /* Only the prelude pieces a module uses are in it. */
 START_TEST(prelude_pieces)
 {
@@ -1194,6 +1277,8 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
+	tcase_add_test(t, division_magic);
+	tcase_add_test(t, division_magic_arguments);
 	tcase_add_test(t, vector_conditions);
 	suite_add_tcase(s, t);
 	t = tcase_create("nvrtc");
