@@ -101,6 +101,7 @@ const char *cg_arg_name(Cg *c, const CgArg *a)
 	case CGARG_PARTIALS: return "fz_wpart";
 	case CGARG_SLOT: return arena_printf(c->a, "fz_so%d", a->index);
 	case CGARG_TILE: return arena_printf(c->a, "fz_tile%d", a->index);
+	case CGARG_DIVMAGIC: return arena_printf(c->a, "fz_m%d_%d", a->index / CG_DIV_AXES, a->index % CG_DIV_AXES);
 	}
 	cg_internal(c, "argument kind %d", (int)a->kind);
 	return "fz_bad";

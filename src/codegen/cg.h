@@ -82,7 +82,17 @@ typedef enum CgArgKind {
 	CGARG_PARTIALS,   /* offset of split rows' partial results in the workspace (8-byte words) */
 	CGARG_SLOT,       /* byte offset of cache slot `index` in a row's cache */
 	CGARG_TILE,       /* TILE: byte offset in shared memory of the tile of parameter `index` */
+	CGARG_DIVMAGIC,   /* pointwise: cg_div_magic of the extent of the domain's axes lo .. hi - 1,
+	                     index = lo * CG_DIV_AXES + hi (fz_m<lo>_<hi>) */
 } CgArgKind;
+
+enum { CG_DIV_AXES = 16 };
+
+/* The magic number of a division by d, for indices below 2^31: the
+ * multiplier m in the low 32 bits, the shift s above them, so that a / d
+ * is __umulhi(a, m) >> s (prelude.c, fz_divm; as CUTLASS's FastDivmod).
+ * 0 where there is none (d = 1, d >= 2^31, d <= 0): the kernel divides. */
+uint64_t cg_div_magic(int64_t d);
 
 typedef struct CgArg {
 	CgArgKind kind;
@@ -170,6 +180,7 @@ typedef struct CgLaunch {
 	int64_t cws;                /* byte offset of the row caches in the workspace, or -1 */
 	int64_t partials;           /* word offset of split rows' partials in the workspace */
 	int64_t tiles;              /* TILE: bytes of a block's tiles */
+	int64_t dom[FZ_MAX_RANK];   /* the sizes of the kernel's domain (CGARG_DIVMAGIC) */
 } CgLaunch;
 
 bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out);

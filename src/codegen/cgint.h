@@ -244,6 +244,8 @@ const char *cg_offset_u32(Cg *c, const Kernel *k, const CgRun *runs, int nr, int
  * operand's innermost run (a chunk of V elements from i stays in that run
  * when r + V <= its extent), dividing with div; declared in w with its
  * constants. Returns the innermost run's extent (the name of a constant). */
+/* How many divisions cg_offset_lambda makes: by the extents of runs[0 .. Q). */
+int cg_offset_divisions(const CgRun *runs, int nr);
 const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, const char *px, CgW *w);
 /* Chunk width: 16 bytes of the narrowest per-element stream, at most 8. */
 int cg_vec_width(Cg *c, bool row);

@@ -131,18 +131,28 @@ int cg_vec_align(int vec, fz_dtype t)
 	return b < 16 ? b : 16;
 }
 
-/* The digits of i in the runs' mixed radix, innermost first: digit 0 is i
- * modulo the innermost run's extent, the outermost digit needs no modulo.
- * One division a run boundary, up to the outermost kept run, by the caller's
- * `div` (prelude.c: fz_div32 or fz_div64). */
-const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, const char *px, CgW *w)
+int cg_offset_divisions(const CgRun *runs, int nr)
 {
 	int L = -1; /* the outermost kept run */
 	for (int i = 0; i < nr; i++)
 		if (runs[i].kept)
 			L = i;
 	int Q = L == nr - 1 ? L : L + 1; /* quotients needed */
-	Q = Q < 1 ? 1 : Q;               /* q0 for r, always */
+	return Q < 1 ? 1 : Q;            /* q0 for r, always */
+}
+
+/* The digits of i in the runs' mixed radix, innermost first: digit 0 is i
+ * modulo the innermost run's extent, the outermost digit needs no modulo.
+ * One division a run boundary, up to the outermost kept run, by the caller's
+ * `div` (prelude.c: fz_divm, with the divisor's magic number fz_m<lo>_<hi>,
+ * a launch value; fz_div64). */
+const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, const char *px, CgW *w)
+{
+	int L = -1; /* the outermost kept run */
+	for (int i = 0; i < nr; i++)
+		if (runs[i].kept)
+			L = i;
+	int Q = cg_offset_divisions(runs, nr);
 	const char **ext = ARENA_ARRAY(c->a, const char *, nr + 1);
 	for (int i = 0; i < nr; i++) {
 		ext[i] = arena_printf(c->a, "%s_e%d", px, i);
@@ -168,7 +178,8 @@ const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, 
 	}
 	cw_open(w, "auto %s = [=](long long i, long long &r, auto div)", px);
 	for (int i = 0; i < Q; i++)
-		cw_line(w, "const long long q%d = div(%s, %s);", i, i ? arena_printf(c->a, "q%d", i - 1) : "i", ext[i]);
+		cw_line(w, "const long long q%d = div(%s, %s, fz_m%d_%d);", i, i ? arena_printf(c->a, "q%d", i - 1) : "i",
+		        ext[i], runs[i].lo, runs[i].hi);
 	cw_line(w, "r = i - q0 * %s;", ext[0]);
 	cw_line(w, "return %s;", off.len ? sb_str(&off) : "0LL");
 	cw_out(w);

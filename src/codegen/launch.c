@@ -522,7 +522,7 @@ static int start(const CgModule *m, const Plan *p, int k, const int64_t *dims, C
 		return -1;
 	const Kernel *kn = &p->kernels[k];
 	for (int ax = 0; ax < kn->rank; ax++)
-		if (dim_value(kn, ax, dims) < 0)
+		if ((out->dom[ax] = dim_value(kn, ax, dims)) < 0)
 			return -1;
 	if (!ir_numel(kn->rank, kn->domain, dims, numel))
 		return -1;
@@ -612,10 +612,29 @@ int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *
 			off += tile_size(ki, l->block[1], l->n, t);
 		return off;
 	}
+	case CGARG_DIVMAGIC: {
+		int lo = a->index / CG_DIV_AXES, hi = a->index % CG_DIV_AXES;
+		int64_t d = 1; /* saturated past 2^31, where there is no magic either way */
+		for (int ax = lo; ax < hi && ax < FZ_MAX_RANK && d > 0; ax++)
+			d = l->dom[ax] <= 0 ? 0 : d > INT32_MAX / l->dom[ax] ? INT64_MAX : d * l->dom[ax];
+		return (int64_t)cg_div_magic(d);
+	}
 	case CGARG_PARAM:
 	case CGARG_WORKSPACE: break;
 	}
 	return -1; /* not a value of the launch plan */
+}
+
+uint64_t cg_div_magic(int64_t d)
+{
+	if (d <= 1 || d > INT32_MAX)
+		return 0;
+	int l = 0; /* ceil(log2(d)) */
+	while ((1LL << l) < d)
+		l++;
+	int p = 31 + l; /* 32 .. 62 */
+	uint64_t m = ((1ULL << p) + (uint64_t)d - 1) / (uint64_t)d;
+	return m | (uint64_t)(p - 32) << 32;
 }
 
 /* ---- when each entry is chosen ------------------------------------------------------- */

@@ -100,7 +100,11 @@ static void print_values(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l
 		if (a->kind == CGARG_PARAM || a->kind == CGARG_WORKSPACE)
 			continue;
 		sb_puts(sb, n++ ? ", " : "  values     ");
-		if (a->kind == CGARG_SLOT || a->kind == CGARG_TILE)
+		if (a->kind == CGARG_DIVMAGIC) {
+			uint64_t v = (uint64_t)cg_launch_arg(m, k, l, a);
+			sb_printf(sb, "fz_m%d_%d m %u s %u", a->index / CG_DIV_AXES, a->index % CG_DIV_AXES, (unsigned)v,
+			          (unsigned)(v >> 32));
+		} else if (a->kind == CGARG_SLOT || a->kind == CGARG_TILE)
 			sb_printf(sb, "%s%d %lld", a->kind == CGARG_SLOT ? "fz_so" : "fz_tile", a->index,
 			          (long long)cg_launch_arg(m, k, l, a));
 		else

@@ -85,14 +85,40 @@ static int32_t mark_needed(Cg *c, const Kernel *k)
 	return s;
 }
 
-static void emit_header(const Pw *pw, const Kernel *rowk)
+/* The entry's arguments: the kernel's parameters, then the magic number of
+ * each divisor of the broadcast operands' offsets (cg_offset_lambda), once
+ * for each range of axes. Classifies the operands (pw->opd). */
+static int entry_args(Pw *pw, CgArg **out)
 {
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
-	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + 1);
+	CgArg *args = ARENA_ARRAY(c->a, CgArg, k->nparams + k->nparams * FZ_MAX_RANK + 1);
+	int n = 0;
 	for (int i = 0; i < k->nparams; i++)
-		args[i] = (CgArg){CGARG_PARAM, i};
-	cg_begin_entry(c, CG_PATH_POINTWISE, 0, pw->rows ? "one" : "pw", args, k->nparams);
+		args[n++] = (CgArg){CGARG_PARAM, i};
+	for (int i = 0; i < k->nparams; i++) {
+		if (k->params[i].kind != PARAM_IN || !classify(c, k, i, &pw->opd[i]) || pw->opd[i].kind != OPD_BCAST)
+			continue;
+		const PwOpd *o = &pw->opd[i];
+		for (int q = 0; q < cg_offset_divisions(o->runs, o->nruns); q++) {
+			CgArg a = {CGARG_DIVMAGIC, o->runs[q].lo * CG_DIV_AXES + o->runs[q].hi};
+			bool seen = false;
+			for (int j = k->nparams; j < n && !seen; j++)
+				seen = args[j].index == a.index;
+			if (!seen)
+				args[n++] = a;
+		}
+	}
+	*out = args;
+	return n;
+}
+
+static void emit_header(Pw *pw, const Kernel *rowk)
+{
+	Cg *c = pw->c;
+	CgArg *args;
+	int nargs = entry_args(pw, &args);
+	cg_begin_entry(c, CG_PATH_POINTWISE, 0, pw->rows ? "one" : "pw", args, nargs);
 	const char *shape = ir_shape_str(c->a, c->g, rowk->rank, rowk->domain);
 	if (pw->rows)
 		cg_entry_header(c, arena_printf(c->a, "rows of one element of %s, pointwise, %d rows a chunk", shape, pw->vec),
@@ -122,6 +148,26 @@ static int offset_owner(const Pw *pw, int i)
 			return j;
 	}
 	return i;
+}
+
+/* fz_a<o>: every pointer of the contiguous broadcast group of input o is
+ * aligned for its chunks' vectors (emit_group). */
+static void emit_group_alignment(const Pw *pw)
+{
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
+	for (int o = 0; o < k->nparams; o++) {
+		if (k->params[o].kind != PARAM_IN || pw->opd[o].kind != OPD_BCAST || offset_owner(pw, o) != o ||
+		    !pw->opd[o].runs[0].kept)
+			continue;
+		StrBuf cond;
+		sb_init(&cond, c->a);
+		for (int i = o; i < k->nparams; i++)
+			if (k->params[i].kind == PARAM_IN && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == o)
+				sb_printf(&cond, "%sfz_aligned(%s, %d)", cond.len ? " && " : "", cg_param_name(c, i),
+				          cg_vec_align(pw->vec, (fz_dtype)c->g->nodes[k->params[i].node].dtype));
+		cw_line(c->w, "const bool fz_a%d = %s;", o, sb_str(&cond));
+	}
 }
 
 /* Before the chunks: the element count, the scalar operands, the broadcast
@@ -171,47 +217,105 @@ static bool emit_prologue(const Pw *pw)
 		}
 		sb_printf(&cond, "%sfz_aligned(%s, %d)", cond.len ? " && " : "", name, cg_vec_align(vec, (fz_dtype)n->dtype));
 	}
-	cw_line(w, "const bool fz_vec = %s;", cond.len ? sb_str(&cond) : "true");
+	cw_line(w, "const bool fz_valign = %s;", cond.len ? sb_str(&cond) : "true");
+	emit_group_alignment(pw);
 	return true;
 }
 
-/* The loads of the streamed inputs: of chunk fz_c (V elements a value), or,
- * with `one`, of element fz_i (arrays of one). A broadcast input's chunk
- * starts at its offset function's value (a division a run boundary), which
- * the inputs reading the same elements compute once. */
-static void emit_loads(const Pw *pw, bool one)
+/* Whether param i is an input the loads read (once per node). */
+static bool loaded(const Pw *pw, int i)
+{
+	const KParam *kp = &pw->k->params[i];
+	return kp->kind == PARAM_IN && pw->opd[i].kind != OPD_SCALAR && pw->c->pin[kp->node] == i;
+}
+
+/* Whether the broadcast inputs reading where input o does are contiguous
+ * in their innermost run (a weight [C]), not one element of it ([T, 1]). */
+static bool group_contig(const Pw *pw, int o)
+{
+	return pw->opd[o].runs[0].kept;
+}
+
+/* Element fz_i of every streamed input, into arrays of one. */
+static void emit_loads_one(const Pw *pw)
 {
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
-	const PwOpd *opd = pw->opd;
-	int vec = pw->vec;
-	bool *offset_done = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	for (int i = 0; i < k->nparams; i++) {
+		if (!loaded(pw, i))
+			continue;
 		const KParam *kp = &k->params[i];
-		if (kp->kind != PARAM_IN || opd[i].kind == OPD_SCALAR || c->pin[kp->node] != i)
-			continue;
 		const Node *n = &c->g->nodes[kp->node];
-		const char *name = cg_param_name(c, i), *type = cg_compute_type((fz_dtype)n->dtype);
-		bool full = opd[i].kind == OPD_FULL;
+		bool full = pw->opd[i].kind == OPD_FULL;
+		const char *at = full ? "fz_i" : arena_printf(c->a, "fz_o%d(fz_i, fz_r, fz_div64())", offset_owner(pw, i));
+		cw_line(c->w, "const %s l%d[1] = {fz_in(%s[%s])};", cg_compute_type((fz_dtype)n->dtype), kp->node,
+		        cg_param_name(c, i), at);
 		c->vname[kp->node] = arena_printf(c->a, "l%d[u]", kp->node);
-		int o = full ? i : offset_owner(pw, i);
-		if (one) {
-			const char *at = full ? "fz_i" : arena_printf(c->a, "fz_o%d(fz_i, fz_r, fz_div64())", o);
-			cw_line(c->w, "const %s l%d[1] = {fz_in(%s[%s])};", type, kp->node, name, at);
-			continue;
-		}
-		if (!full && !offset_done[o]) {
-			cw_line(c->w, "long long fz_r%d;", o);
-			cw_line(c->w, "const long long fz_b%d = fz_o%d(fz_c * %d, fz_r%d, fz_div32());", o, o, vec, o);
-			offset_done[o] = true;
-		}
-		cw_line(c->w, "%s l%d[%d];", type, kp->node, vec);
-		if (full)
-			cw_line(c->w, "fz_ldv(l%d, %s, fz_c);", kp->node, name);
-		else
-			cw_line(c->w, "fz_ldb<%s>(l%d, %s, fz_b%d, fz_r%d, %s, fz_c * %d, fz_o%d);",
-			        opd[i].runs[0].kept ? "true" : "false", kp->node, name, o, o, pw->ext[i], vec, o);
 	}
+}
+
+/* The broadcast inputs that read where input o does, chunk fz_c of each:
+ * one offset (a division a run boundary) and one test for the group. A
+ * chunk inside one run of a contiguous group, with every pointer aligned,
+ * loads vectors, kept in the caches (other chunks read the same elements);
+ * anything else goes through fz_ldb, operand by operand. One test a group,
+ * not one an operand, and the cache hint: DyT bf16 4095x4096 (weight and
+ * bias [C]) 28.3 -> 26.4 us, x * w + x f16 [64, 256, 1024] with w [256, 1024]
+ * 22.6 -> 20.2 (H200, docs/performance.md "Broadcast chunks, packed and kept"). */
+static void emit_group(const Pw *pw, int o)
+{
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
+	CgW *w = c->w;
+	int vec = pw->vec;
+	bool contig = group_contig(pw, o);
+	cw_line(w, "long long fz_r%d;", o);
+	cw_line(w, "const long long fz_b%d = fz_o%d(fz_c * %d, fz_r%d, fz_divm());", o, o, vec, o);
+	for (int i = o; i < k->nparams; i++)
+		if (loaded(pw, i) && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == o) {
+			const Node *n = &c->g->nodes[k->params[i].node];
+			cw_line(w, "fz_vec<%s, %d> l%d;", cg_store_type((fz_dtype)n->dtype), vec, k->params[i].node);
+			c->vname[k->params[i].node] = arena_printf(c->a, "fz_get(l%d, u)", k->params[i].node);
+		}
+	if (contig)
+		cw_open(w, "if (fz_r%d + %d <= %s && (fz_b%d & %d) == 0 && fz_a%d)", o, vec, pw->ext[o], o, vec - 1, o);
+	for (int pass = contig ? 0 : 1; pass < 2; pass++) {
+		if (pass == 1 && contig)
+			cw_else(w);
+		for (int i = o; i < k->nparams; i++) {
+			if (!loaded(pw, i) || pw->opd[i].kind != OPD_BCAST || offset_owner(pw, i) != o)
+				continue;
+			int id = k->params[i].node;
+			const char *name = cg_param_name(c, i);
+			if (pass == 0)
+				cw_line(w, "fz_ldk(l%d, %s + fz_b%d);", id, name, o);
+			else
+				cw_line(w, "fz_ldb<%s>(l%d, %s, fz_b%d, fz_r%d, %s, fz_c * %d, fz_o%d);", contig ? "true" : "false",
+				        id, name, o, o, pw->ext[i], vec, o);
+		}
+	}
+	if (contig)
+		cw_close(w);
+}
+
+/* Chunk fz_c of every streamed input, in its storage type: the full-shape
+ * ones as vectors, then the broadcast ones a group at a time. */
+static void emit_loads_chunk(const Pw *pw)
+{
+	Cg *c = pw->c;
+	const Kernel *k = pw->k;
+	for (int i = 0; i < k->nparams; i++) {
+		if (!loaded(pw, i) || pw->opd[i].kind != OPD_FULL)
+			continue;
+		const KParam *kp = &k->params[i];
+		const Node *n = &c->g->nodes[kp->node];
+		cw_line(c->w, "fz_vec<%s, %d> l%d;", cg_store_type((fz_dtype)n->dtype), pw->vec, kp->node);
+		cw_line(c->w, "fz_ldv(l%d, %s, fz_c);", kp->node, cg_param_name(c, i));
+		c->vname[kp->node] = arena_printf(c->a, "fz_get(l%d, u)", kp->node);
+	}
+	for (int i = 0; i < k->nparams; i++)
+		if (loaded(pw, i) && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == i)
+			emit_group(pw, i);
 }
 
 /* A reduction over a row of one element: its accumulator's identity combined
@@ -224,13 +328,15 @@ static const char *reduce_one(Cg *c, NodeId id)
 	return cg_acc_result(c, id, acc, "1");
 }
 
-/* The u-loop: every needed node of the chunk's V elements, into s<out>[u]. */
-static bool emit_elements(const Pw *pw, int vec, int32_t outs)
+/* The u-loop: every needed node of the chunk's V elements, into s<out>: its
+ * element u of the compute type, or, for a chunk (not one), of the storage
+ * type. */
+static bool emit_elements(const Pw *pw, bool one, int32_t outs)
 {
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
 	cw_unroll(c->w);
-	cw_open(c->w, "for (int u = 0; u < %d; u++)", vec);
+	cw_open(c->w, "for (int u = 0; u < %d; u++)", one ? 1 : pw->vec);
 	for (int i = 0; i < k->nnodes; i++) {
 		NodeId id = k->nodes[i];
 		if ((c->mark[id] != pw->need && c->mark[id] != outs) || cg_is_leaf(c, id))
@@ -251,7 +357,10 @@ static bool emit_elements(const Pw *pw, int vec, int32_t outs)
 		if (kp->kind != PARAM_OUT || c->mark[kp->node] == done)
 			continue;
 		c->mark[kp->node] = done;
-		cw_line(c->w, "s%d[u] = %s;", kp->node, cg_value(c, kp->node));
+		if (one)
+			cw_line(c->w, "s%d[u] = %s;", kp->node, cg_value(c, kp->node));
+		else
+			cw_line(c->w, "fz_out(s%d.e[u], %s);", kp->node, cg_value(c, kp->node));
 	}
 	cw_close(c->w);
 	return true;
@@ -264,16 +373,23 @@ static bool emit_part(const Pw *pw, bool one)
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
 	CgW *w = c->w;
-	emit_loads(pw, one);
+	if (one)
+		emit_loads_one(pw);
+	else
+		emit_loads_chunk(pw);
 	int32_t outs = cg_new_stamp(c);
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
 		if (kp->kind != PARAM_OUT || c->mark[kp->node] == outs)
 			continue;
 		c->mark[kp->node] = outs;
-		cw_line(w, "%s s%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[kp->node].dtype), kp->node, one ? 1 : pw->vec);
+		fz_dtype t = (fz_dtype)c->g->nodes[kp->node].dtype;
+		if (one)
+			cw_line(w, "%s s%d[1];", cg_compute_type(t), kp->node);
+		else
+			cw_line(w, "fz_vec<%s, %d> s%d;", cg_store_type(t), pw->vec, kp->node);
 	}
-	if (!emit_elements(pw, one ? 1 : pw->vec, outs))
+	if (!emit_elements(pw, one, outs))
 		return false;
 	for (int i = 0; i < k->nparams; i++) {
 		const KParam *kp = &k->params[i];
@@ -300,7 +416,7 @@ static bool emit_body(const Pw *pw)
 	int shift = 0;
 	while ((1 << shift) < vec)
 		shift++;
-	cw_line(w, "const long long fz_nv = fz_vec ? fz_n >> %d : 0; // whole chunks of %d, as vectors", shift, vec);
+	cw_line(w, "const long long fz_nv = fz_valign ? fz_n >> %d : 0; // whole chunks of %d, as vectors", shift, vec);
 	cw_line(w, "const long long fz_c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
 	cw_line(w, "const long long fz_t = (long long)gridDim.x * blockDim.x;");
 	cw_line(w, "// element by element: the last partial chunk, everything when a pointer is not aligned,");

@@ -22,6 +22,23 @@
 static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_tile_path, &row_loop_path,
                                            &row_split_path};
 
+/* Whether parameter i's chunks are loaded to stay in the caches (prelude.c,
+ * fz_ldk): a column operand, the same for every row (layernorm's weight),
+ * except in two kinds of entries, where it lost on the H200
+ * (docs/performance.md, "Broadcast chunks, packed and kept"): the register
+ * path's entries of lean kernels, whose registers are capped and which the
+ * hinted loads made spill (layernorm f32 8192x4096 72.9 -> 77.0 us), and the
+ * entry without a row cache, which reads its rows again from the L2 that
+ * the kept columns would crowd (layernorm f32 8x1000003 39.0 -> 40.4).
+ * Elsewhere: layernorm bf16 511x32768 37.2 -> 34.7, 4095x4096 26.8 -> 25.4,
+ * 33x1000001 129.9 -> 114.3, rmsnorm f32 256x32768 29.4 -> 27.4. */
+bool row_keeps(const RowK *R, int i)
+{
+	if (R->roff[i] || R->stream)
+		return false;
+	return !(R->lean && R->path->path == CG_PATH_REG);
+}
+
 const char *row_ptr(RowK *R, int i)
 {
 	R->used[i] = true;
@@ -433,11 +450,13 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
 		return arena_printf(R->c->a, "fz_tld(%s, fz_tr%d, %s, %s);", o, i, j0, n);
 	const char *ptr = row_ptr(R, i);
+	bool keep = row_keeps(R, i);
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
-		return arena_printf(R->c->a, "fz_ldm(%s, %s, %s, %s, fz_v%d);", o, ptr, j0, n, i);
+		return arena_printf(R->c->a, "fz_ldm%s(%s, %s, %s, %s, fz_v%d);", keep ? "<true>" : "", o, ptr, j0, n, i);
 	/* halves one by one in the register path's rows (prelude.c, fz_ldc) */
-	return arena_printf(R->c->a, "fz_ldc%s(%s, %s, %s, %s);", R->path->path == CG_PATH_REG ? "<true>" : "", o, ptr,
-	                    j0, n);
+	bool each = R->path->path == CG_PATH_REG;
+	return arena_printf(R->c->a, "fz_ldc%s(%s, %s, %s, %s);",
+	                    keep ? (each ? "<true, true>" : "<false, true>") : each ? "<true>" : "", o, ptr, j0, n);
 }
 
 const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o)

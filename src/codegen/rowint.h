@@ -156,6 +156,7 @@ bool row_masked_half(const RowK *R);
 /* ---- row_emit.c ------------------------------------------------------------ */
 
 /* The pointer to a row of parameter i ("in_x + fz_r0"), marked used. */
+bool row_keeps(const RowK *R, int i);
 const char *row_ptr(RowK *R, int i);
 /* The C type of a reduction's accumulator, and its combining functor. */
 /* A chunk's V elements (the u-loop), with per-element checks (general

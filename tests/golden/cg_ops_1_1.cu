@@ -54,6 +54,37 @@ template <int V> __device__ __forceinline__ void fz_unpack(float (&o)[V], const 
 	if (V % 2)
 		o[V - 1] = fz_in(v.e[V - 1]);
 }
+// A chunk that other chunks read too (a weight [C] is read by every row):
+// loaded as 16-byte vectors that the L1 and the L2 keep before the streamed
+// tensors (evict_last), as torch.compile's kernels do (the loaders' Keep).
+// The load is volatile: a plain asm is a pure function to NVVM, which hoists
+// it above the bounds test that guards it (an empty row's null pointer was
+// read: progen seed 550).
+template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o, const S *p)
+{
+#if __CUDA_ARCH__ >= 800
+	if constexpr (sizeof(o) % 16 == 0) {
+		unsigned *w = reinterpret_cast<unsigned *>(o.e);
+		unsigned long long pol;
+		asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+#pragma unroll
+		for (int k = 0; k < (int)sizeof(o) / 16; k++)
+			asm volatile("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+			    : "=r"(w[4 * k]), "=r"(w[4 * k + 1]), "=r"(w[4 * k + 2]), "=r"(w[4 * k + 3])
+			    : "l"(reinterpret_cast<const char *>(p) + 16 * k), "l"(pol));
+		return;
+	}
+#endif
+	o = *reinterpret_cast<const fz_vec<S, V> *>(p);
+}
+// fz_ldk's chunk as a value, for the row loaders' Keep: so written, layernorm
+// bf16's register entry takes 89 registers; with fz_ldk inline there, 111.
+template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldkv(const S *p)
+{
+	fz_vec<S, V> v;
+	fz_ldk(v, p);
+	return v;
+}
 template <class C, class S, int V> __device__ __forceinline__ void fz_pack(fz_vec<S, V> &v, const C (&o)[V])
 {
 #pragma unroll
@@ -89,19 +120,28 @@ __device__ __forceinline__ void fz_st(S *__restrict__ p, long long j0, long long
 				fz_out(p[j0 + u], o[u]);
 	}
 }
-// Pointwise kernels: chunk c of p (its V elements from element c * V) as one
-// vector access.
-template <class C, class S, int V>
-__device__ __forceinline__ void fz_ldv(C (&o)[V], const S *__restrict__ p, long long c)
+// Pointwise kernels keep a chunk in its storage type, V elements in 16 bytes,
+// and convert an element where the math uses it (fz_get): eight halves
+// unpacked at the load held eight registers, not four, across the math (DyT
+// bf16: 40 -> 34; docs/performance.md, "Broadcast chunks, packed and
+// kept"). fz_ldv and fz_stv move chunk c of p (its V elements from element
+// c * V) as one vector access.
+template <class S, int V> __device__ __forceinline__ auto fz_get(const fz_vec<S, V> &v, int u) { return fz_in(v.e[u]); }
+template <int V> __device__ __forceinline__ float fz_get(const fz_vec<fz_bf16, V> &v, int u)
 {
-	fz_vec<S, V> v = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
-	fz_unpack(o, v);
+	if (V % 2 && u == V - 1)
+		return fz_in(v.e[u]);
+	const unsigned w = reinterpret_cast<const unsigned *>(v.e)[u / 2];
+	return __uint_as_float(u % 2 ? w & 0xffff0000u : w << 16);
 }
-template <class C, class S, int V>
-__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const C (&o)[V])
+template <class S, int V>
+__device__ __forceinline__ void fz_ldv(fz_vec<S, V> &o, const S *__restrict__ p, long long c)
 {
-	fz_vec<S, V> v;
-	fz_pack(v, o);
+	o = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
+}
+template <class S, int V>
+__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const fz_vec<S, V> &v)
+{
 	reinterpret_cast<fz_vec<S, V> *>(p)[c] = v;
 }
 // The ops that need their own function (their text is fusec's ir/sem.def,
@@ -145,8 +185,8 @@ extern "C" __global__ void __launch_bounds__(256) cg_ops_1_1_k0_pw(
 	long long dim_N)
 {
 	const long long fz_n = dim_N;
-	const bool fz_vec = fz_aligned(in_x, 16) && fz_aligned(in_k, 16) && fz_aligned(in_q, 16) && fz_aligned(out_y, 16) && fz_aligned(out_z, 16) && fz_aligned(out_w, 16);
-	const long long fz_nv = fz_vec ? fz_n >> 2 : 0; // whole chunks of 4, as vectors
+	const bool fz_valign = fz_aligned(in_x, 16) && fz_aligned(in_k, 16) && fz_aligned(in_q, 16) && fz_aligned(out_y, 16) && fz_aligned(out_z, 16) && fz_aligned(out_w, 16);
+	const long long fz_nv = fz_valign ? fz_n >> 2 : 0; // whole chunks of 4, as vectors
 	const long long fz_c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	const long long fz_t = (long long)gridDim.x * blockDim.x;
 	// element by element: the last partial chunk, everything when a pointer is not aligned,
@@ -184,34 +224,34 @@ extern "C" __global__ void __launch_bounds__(256) cg_ops_1_1_k0_pw(
 	}
 	// chunk fz_c, as vectors
 	if (fz_c < fz_nv) {
-		float l0[4];
+		fz_vec<float, 4> l0;
 		fz_ldv(l0, in_x, fz_c);
-		int l1[4];
+		fz_vec<int, 4> l1;
 		fz_ldv(l1, in_k, fz_c);
-		long long l2[4];
+		fz_vec<long long, 4> l2;
 		fz_ldv(l2, in_q, fz_c);
-		float s11[4];
-		long long s15[4];
-		int s21[4];
+		fz_vec<float, 4> s11;
+		fz_vec<long long, 4> s15;
+		fz_vec<int, 4> s21;
 #pragma unroll
 		for (int u = 0; u < 4; u++) {
-			const float t3 = fz_hardswish(l0[u]); // hardswish(x)
-			const float t5 = atan2(l0[u], 2.0f); // atan2(x, 2.0)
+			const float t3 = fz_hardswish(fz_get(l0, u)); // hardswish(x)
+			const float t5 = atan2(fz_get(l0, u), 2.0f); // atan2(x, 2.0)
 			const float t6 = t3 + t5; // hardswish(x) + atan2(x, 2.0)
-			const float t8 = fz_logaddexp(l0[u], 1.0f); // logaddexp(x, 1.0)
+			const float t8 = fz_logaddexp(fz_get(l0, u), 1.0f); // logaddexp(x, 1.0)
 			const float t9 = t6 + t8; // hardswish(x) + atan2(x, 2.0) + logaddexp(x, 1.0)
-			const float t10 = fz_sign(l0[u]); // sign(x)
+			const float t10 = fz_sign(fz_get(l0, u)); // sign(x)
 			const float t11 = t9 + t10; // hardswish(x) + atan2(x, 2.0) + logaddexp(x, 1.0) + sign(x)
-			const int t13 = fz_shl(l1[u], 3); // k << 3
+			const int t13 = fz_shl(fz_get(l1, u), 3); // k << 3
 			const long long t14 = (long long)t13; // k << 3
-			const long long t15 = fz_shr(t14, l2[u]); // k << 3 >> q
-			const int t16 = ~l1[u]; // ~k
+			const long long t15 = fz_shr(t14, fz_get(l2, u)); // k << 3 >> q
+			const int t16 = ~fz_get(l1, u); // ~k
 			const int t18 = t16 & 7; // ~k & 7
-			const int t20 = l1[u] ^ 5; // k ^ 5
+			const int t20 = fz_get(l1, u) ^ 5; // k ^ 5
 			const int t21 = t18 | t20; // ~k & 7 | k ^ 5
-			s11[u] = t11;
-			s15[u] = t15;
-			s21[u] = t21;
+			fz_out(s11.e[u], t11);
+			fz_out(s15.e[u], t15);
+			fz_out(s21.e[u], t21);
 		}
 		fz_stv(out_y, fz_c, s11);
 		fz_stv(out_z, fz_c, s15);

@@ -54,6 +54,37 @@ template <int V> __device__ __forceinline__ void fz_unpack(float (&o)[V], const 
 	if (V % 2)
 		o[V - 1] = fz_in(v.e[V - 1]);
 }
+// A chunk that other chunks read too (a weight [C] is read by every row):
+// loaded as 16-byte vectors that the L1 and the L2 keep before the streamed
+// tensors (evict_last), as torch.compile's kernels do (the loaders' Keep).
+// The load is volatile: a plain asm is a pure function to NVVM, which hoists
+// it above the bounds test that guards it (an empty row's null pointer was
+// read: progen seed 550).
+template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o, const S *p)
+{
+#if __CUDA_ARCH__ >= 800
+	if constexpr (sizeof(o) % 16 == 0) {
+		unsigned *w = reinterpret_cast<unsigned *>(o.e);
+		unsigned long long pol;
+		asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+#pragma unroll
+		for (int k = 0; k < (int)sizeof(o) / 16; k++)
+			asm volatile("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+			    : "=r"(w[4 * k]), "=r"(w[4 * k + 1]), "=r"(w[4 * k + 2]), "=r"(w[4 * k + 3])
+			    : "l"(reinterpret_cast<const char *>(p) + 16 * k), "l"(pol));
+		return;
+	}
+#endif
+	o = *reinterpret_cast<const fz_vec<S, V> *>(p);
+}
+// fz_ldk's chunk as a value, for the row loaders' Keep: so written, layernorm
+// bf16's register entry takes 89 registers; with fz_ldk inline there, 111.
+template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldkv(const S *p)
+{
+	fz_vec<S, V> v;
+	fz_ldk(v, p);
+	return v;
+}
 template <class C, class S, int V> __device__ __forceinline__ void fz_pack(fz_vec<S, V> &v, const C (&o)[V])
 {
 #pragma unroll
@@ -114,34 +145,47 @@ __device__ __forceinline__ float fz_round_bf16(float v)
 	fz_out(h, v);
 	return fz_in(h);
 }
-// Pointwise kernels: chunk c of p (its V elements from element c * V) as one
-// vector access.
-template <class C, class S, int V>
-__device__ __forceinline__ void fz_ldv(C (&o)[V], const S *__restrict__ p, long long c)
+// Pointwise kernels keep a chunk in its storage type, V elements in 16 bytes,
+// and convert an element where the math uses it (fz_get): eight halves
+// unpacked at the load held eight registers, not four, across the math (DyT
+// bf16: 40 -> 34; docs/performance.md, "Broadcast chunks, packed and
+// kept"). fz_ldv and fz_stv move chunk c of p (its V elements from element
+// c * V) as one vector access.
+template <class S, int V> __device__ __forceinline__ auto fz_get(const fz_vec<S, V> &v, int u) { return fz_in(v.e[u]); }
+template <int V> __device__ __forceinline__ float fz_get(const fz_vec<fz_bf16, V> &v, int u)
 {
-	fz_vec<S, V> v = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
-	fz_unpack(o, v);
+	if (V % 2 && u == V - 1)
+		return fz_in(v.e[u]);
+	const unsigned w = reinterpret_cast<const unsigned *>(v.e)[u / 2];
+	return __uint_as_float(u % 2 ? w & 0xffff0000u : w << 16);
 }
-template <class C, class S, int V>
-__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const C (&o)[V])
+template <class S, int V>
+__device__ __forceinline__ void fz_ldv(fz_vec<S, V> &o, const S *__restrict__ p, long long c)
 {
-	fz_vec<S, V> v;
-	fz_pack(v, o);
+	o = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
+}
+template <class S, int V>
+__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const fz_vec<S, V> &v)
+{
 	reinterpret_cast<fz_vec<S, V> *>(p)[c] = v;
 }
-// Quotients of indices (a >= 0, b > 0) for the offsets of broadcast operands:
-// fz_div32 in 32 bits when both fit (a 64-bit division is a long subroutine),
-// once a chunk; fz_div64 always in 64 bits, for the elements loaded one by one
-// (fewer inlined divisions: NVRTC's time).
-struct fz_div32 {
-	__device__ __forceinline__ long long operator()(long long a, long long b) const
+// Quotients of indices (a >= 0, b > 0) for the offsets of broadcast operands,
+// m being b's magic number, a launch value (launch.c, cg_div_magic: multiplier
+// and shift, 0 if none). fz_divm, once a chunk: a multiply-high and a shift
+// where a < 2^31, else a division (32-bit where both fit: a 64-bit one is a long
+// subroutine). fz_div64 always in 64 bits, for the elements loaded one by one
+// (fewer inlined paths: NVRTC's time).
+struct fz_divm {
+	__device__ __forceinline__ long long operator()(long long a, long long b, long long m) const
 	{
 		const unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;
+		if ((unsigned)m != 0 && ua >> 31 == 0)
+			return (long long)(__umulhi((unsigned)ua, (unsigned)m) >> (unsigned)(m >> 32));
 		return (long long)((ua | ub) >> 32 ? ua / ub : (unsigned)ua / (unsigned)ub);
 	}
 };
 struct fz_div64 {
-	__device__ __forceinline__ long long operator()(long long a, long long b) const
+	__device__ __forceinline__ long long operator()(long long a, long long b, long long) const
 	{
 		return (long long)((unsigned long long)a / (unsigned long long)b);
 	}
@@ -158,32 +202,32 @@ struct fz_div64 {
 // (H200: dyt bf16 16383x1001 42.4 -> 35.6 us, 4095x4093 33.4 -> 31.0). Not
 // merged with the branch before (k = V there): that took 4095x4093 to 43.4.
 // Element by element only where runs are shorter than a chunk.
-template <bool Contig, class C, class S, int V, class F>
-__device__ __forceinline__ void fz_ldb(C (&o)[V], const S *__restrict__ p, long long o0, long long r, long long e,
+template <bool Contig, class S, int V, class F>
+__device__ __forceinline__ void fz_ldb(fz_vec<S, V> &o, const S *__restrict__ p, long long o0, long long r, long long e,
                                        long long i0, F off)
 {
 	if (r + V <= e && !Contig) {
-		const C v = fz_in(p[o0]);
+		const S v = p[o0];
 #pragma unroll
 		for (int u = 0; u < V; u++)
-			o[u] = v;
+			o.e[u] = v;
 	} else if (r + V <= e && fz_aligned(p + o0, sizeof(S) * V < 16 ? sizeof(S) * V : 16)) {
 		fz_ldv(o, p + o0, 0);
 	} else if (r + V <= e) {
 #pragma unroll
 		for (int u = 0; u < V; u++)
-			o[u] = fz_in(p[o0 + u]);
+			o.e[u] = p[o0 + u];
 	} else if (V <= e) {
 		const int k = (int)(e - r);
 		long long r1;
-		const long long o1 = off(i0 + k, r1, fz_div32());
+		const long long o1 = off(i0 + k, r1, fz_divm());
 #pragma unroll
 		for (int u = 0; u < V; u++)
-			o[u] = fz_in(p[u < k ? o0 + (Contig ? u : 0) : o1 + (Contig ? u - k : 0)]);
+			o.e[u] = p[u < k ? o0 + (Contig ? u : 0) : o1 + (Contig ? u - k : 0)];
 	} else {
 #pragma unroll
 		for (int u = 0; u < V; u++)
-			o[u] = fz_in(p[off(i0 + u, r, fz_div64())]);
+			o.e[u] = p[off(i0 + u, r, fz_div64())];
 	}
 }
 // The ops that need their own function (their text is fusec's ir/sem.def,
@@ -205,26 +249,28 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 	fz_f16 *__restrict__ out_m,
 	float in_s,
 	long long dim_B,
-	long long dim_N)
+	long long dim_N,
+	long long fz_m1_2)
 {
 	const long long fz_n = dim_B * dim_N;
 	// in_b broadcasts: [N] in [B, N]
 	const long long fz_o1_e0 = dim_N;
 	auto fz_o1 = [=](long long i, long long &r, auto div) {
-		const long long q0 = div(i, fz_o1_e0);
+		const long long q0 = div(i, fz_o1_e0, fz_m1_2);
 		r = i - q0 * fz_o1_e0;
 		return r;
 	};
 	// in_r broadcasts: [B, 1] in [B, N]
 	const long long fz_o2_e0 = dim_N;
 	auto fz_o2 = [=](long long i, long long &r, auto div) {
-		const long long q0 = div(i, fz_o2_e0);
+		const long long q0 = div(i, fz_o2_e0, fz_m1_2);
 		r = i - q0 * fz_o2_e0;
 		return q0;
 	};
 	const float t3 = fz_in(in_s);
-	const bool fz_vec = fz_aligned(in_x, 16) && fz_aligned(out_y, 16) && fz_aligned(out_m, 16);
-	const long long fz_nv = fz_vec ? fz_n >> 3 : 0; // whole chunks of 8, as vectors
+	const bool fz_valign = fz_aligned(in_x, 16) && fz_aligned(out_y, 16) && fz_aligned(out_m, 16);
+	const bool fz_a1 = fz_aligned(in_b, 16);
+	const long long fz_nv = fz_valign ? fz_n >> 3 : 0; // whole chunks of 8, as vectors
 	const long long fz_c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	const long long fz_t = (long long)gridDim.x * blockDim.x;
 	// element by element: the last partial chunk, everything when a pointer is not aligned,
@@ -252,28 +298,32 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 	}
 	// chunk fz_c, as vectors
 	if (fz_c < fz_nv) {
-		float l0[8];
+		fz_vec<float, 8> l0;
 		fz_ldv(l0, in_x, fz_c);
 		long long fz_r1;
-		const long long fz_b1 = fz_o1(fz_c * 8, fz_r1, fz_div32());
-		float l1[8];
-		fz_ldb<true>(l1, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);
+		const long long fz_b1 = fz_o1(fz_c * 8, fz_r1, fz_divm());
+		fz_vec<fz_f16, 8> l1;
+		if (fz_r1 + 8 <= fz_o1_e0 && (fz_b1 & 7) == 0 && fz_a1) {
+			fz_ldk(l1, in_b + fz_b1);
+		} else {
+			fz_ldb<true>(l1, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);
+		}
 		long long fz_r2;
-		const long long fz_b2 = fz_o2(fz_c * 8, fz_r2, fz_div32());
-		float l2[8];
+		const long long fz_b2 = fz_o2(fz_c * 8, fz_r2, fz_divm());
+		fz_vec<float, 8> l2;
 		fz_ldb<false>(l2, in_r, fz_b2, fz_r2, fz_o2_e0, fz_c * 8, fz_o2);
-		float s8[8];
-		float s9[8];
+		fz_vec<float, 8> s8;
+		fz_vec<fz_f16, 8> s9;
 #pragma unroll
 		for (int u = 0; u < 8; u++) {
-			const float t4 = l0[u] * t3; // x * s
-			const float t5 = l1[u]; // b
+			const float t4 = fz_get(l0, u) * t3; // x * s
+			const float t5 = fz_get(l1, u); // b
 			const float t6 = t4 + t5; // x * s + b
 			const float t7 = fz_relu(t6); // relu(x * s + b)
-			const float t8 = t7 - l2[u]; // relu(x * s + b) - r
+			const float t8 = t7 - fz_get(l2, u); // relu(x * s + b) - r
 			const float t9 = fz_round_f16(t8); // f16(y)
-			s8[u] = t8;
-			s9[u] = t9;
+			fz_out(s8.e[u], t8);
+			fz_out(s9.e[u], t9);
 		}
 		fz_stv(out_y, fz_c, s8);
 		fz_stv(out_m, fz_c, s9);

@@ -54,6 +54,37 @@ template <int V> __device__ __forceinline__ void fz_unpack(float (&o)[V], const 
 	if (V % 2)
 		o[V - 1] = fz_in(v.e[V - 1]);
 }
+// A chunk that other chunks read too (a weight [C] is read by every row):
+// loaded as 16-byte vectors that the L1 and the L2 keep before the streamed
+// tensors (evict_last), as torch.compile's kernels do (the loaders' Keep).
+// The load is volatile: a plain asm is a pure function to NVVM, which hoists
+// it above the bounds test that guards it (an empty row's null pointer was
+// read: progen seed 550).
+template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o, const S *p)
+{
+#if __CUDA_ARCH__ >= 800
+	if constexpr (sizeof(o) % 16 == 0) {
+		unsigned *w = reinterpret_cast<unsigned *>(o.e);
+		unsigned long long pol;
+		asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+#pragma unroll
+		for (int k = 0; k < (int)sizeof(o) / 16; k++)
+			asm volatile("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+			    : "=r"(w[4 * k]), "=r"(w[4 * k + 1]), "=r"(w[4 * k + 2]), "=r"(w[4 * k + 3])
+			    : "l"(reinterpret_cast<const char *>(p) + 16 * k), "l"(pol));
+		return;
+	}
+#endif
+	o = *reinterpret_cast<const fz_vec<S, V> *>(p);
+}
+// fz_ldk's chunk as a value, for the row loaders' Keep: so written, layernorm
+// bf16's register entry takes 89 registers; with fz_ldk inline there, 111.
+template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldkv(const S *p)
+{
+	fz_vec<S, V> v;
+	fz_ldk(v, p);
+	return v;
+}
 template <class C, class S, int V> __device__ __forceinline__ void fz_pack(fz_vec<S, V> &v, const C (&o)[V])
 {
 #pragma unroll
@@ -119,19 +150,28 @@ __device__ __forceinline__ long long fz_minimum(long long a, long long b) { retu
 __device__ __forceinline__ bool fz_maximum(bool a, bool b) { return a || b; }
 __device__ __forceinline__ bool fz_minimum(bool a, bool b) { return a && b; }
 template <class T> __device__ __forceinline__ T fz_clamp(T x, T lo, T hi) { return fz_minimum(fz_maximum(x, lo), hi); }
-// Pointwise kernels: chunk c of p (its V elements from element c * V) as one
-// vector access.
-template <class C, class S, int V>
-__device__ __forceinline__ void fz_ldv(C (&o)[V], const S *__restrict__ p, long long c)
+// Pointwise kernels keep a chunk in its storage type, V elements in 16 bytes,
+// and convert an element where the math uses it (fz_get): eight halves
+// unpacked at the load held eight registers, not four, across the math (DyT
+// bf16: 40 -> 34; docs/performance.md, "Broadcast chunks, packed and
+// kept"). fz_ldv and fz_stv move chunk c of p (its V elements from element
+// c * V) as one vector access.
+template <class S, int V> __device__ __forceinline__ auto fz_get(const fz_vec<S, V> &v, int u) { return fz_in(v.e[u]); }
+template <int V> __device__ __forceinline__ float fz_get(const fz_vec<fz_bf16, V> &v, int u)
 {
-	fz_vec<S, V> v = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
-	fz_unpack(o, v);
+	if (V % 2 && u == V - 1)
+		return fz_in(v.e[u]);
+	const unsigned w = reinterpret_cast<const unsigned *>(v.e)[u / 2];
+	return __uint_as_float(u % 2 ? w & 0xffff0000u : w << 16);
 }
-template <class C, class S, int V>
-__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const C (&o)[V])
+template <class S, int V>
+__device__ __forceinline__ void fz_ldv(fz_vec<S, V> &o, const S *__restrict__ p, long long c)
 {
-	fz_vec<S, V> v;
-	fz_pack(v, o);
+	o = reinterpret_cast<const fz_vec<S, V> *>(p)[c];
+}
+template <class S, int V>
+__device__ __forceinline__ void fz_stv(S *__restrict__ p, long long c, const fz_vec<S, V> &v)
+{
 	reinterpret_cast<fz_vec<S, V> *>(p)[c] = v;
 }
 struct fz_sum {
@@ -244,11 +284,15 @@ __device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, 
 		r.e[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);
 	return r;
 }
-template <class C, class S, int V, class I>
+template <bool Keep = false, class C, class S, int V, class I>
 __device__ __forceinline__ void fz_ldm(C (&o)[V], const S *__restrict__ p, I j0, I n, bool vec)
 {
 	if (vec && j0 >= 0 && j0 + V <= n) {
-		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
+		fz_vec<S, V> v;
+		if constexpr (Keep)
+			v = fz_ldkv<S, V>(p + j0);
+		else
+			v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
 		fz_unpack(o, v);
 	} else {
 		const fz_vec<C, V> r = fz_ldm_part<C, S, V, I>(p, j0, n);
@@ -376,11 +420,15 @@ __device__ __noinline__ fz_vec<C, V> fz_ldc_chunk(const S *__restrict__ p, I j0,
 		r.e[u] = o[u];
 	return r;
 }
-template <bool Each = false, class C, class S, int V, class I>
+template <bool Each = false, bool Keep = false, class C, class S, int V, class I>
 __device__ __forceinline__ void fz_ldc(C (&o)[V], const S *__restrict__ p, I j0, I n)
 {
 	if (j0 >= 0 && j0 + V <= n && fz_aligned(p + j0, alignof(fz_vec<S, V>))) {
-		fz_unpack(o, *reinterpret_cast<const fz_vec<S, V> *>(p + j0)); /* rows of a multiple of V */
+		if constexpr (Keep) {
+			fz_unpack(o, fz_ldkv<S, V>(p + j0));
+		} else {
+			fz_unpack(o, *reinterpret_cast<const fz_vec<S, V> *>(p + j0)); /* rows of a multiple of V */
+		}
 		return;
 	}
 	if constexpr (sizeof(S) == 4 || (Each && sizeof(S) == 2)) {
@@ -479,11 +527,15 @@ __device__ __noinline__ void fz_pf_part(S *d, const S *__restrict__ p, int j0)
 	for (int u = 0; u < V; u++)
 		d[u] = p[j0 + u];
 }
-template <bool Call, class C, class S, int V>
+template <bool Call, bool Keep = false, class C, class S, int V>
 __device__ __forceinline__ void fz_ldr(C (&o)[V], const S *__restrict__ p, int j0, bool vec)
 {
 	if (vec) {
-		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
+		fz_vec<S, V> v;
+		if constexpr (Keep)
+			v = fz_ldkv<S, V>(p + j0);
+		else
+			v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
 		fz_unpack(o, v);
 	} else if (Call) {
 		const fz_vec<C, V> r = fz_ldr_part<C, S, V>(p, j0);
@@ -1104,7 +1156,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
+				fz_ldm<true>(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1213,7 +1265,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2(
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
+				fz_ldm<true>(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1321,7 +1373,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
+				fz_ldm<true>(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1446,7 +1498,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_row(
 		{
 			for (long long j0 = fz_j - fz_s; j0 < fz_e; j0 += fz_step) {
 				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_e);
+				fz_ldc<false, true>(l1, in_w, j0, fz_e);
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 + fz_s));
 				float v10[4];
@@ -1591,7 +1643,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_split(
 		{
 			for (long long j0 = fz_beg + fz_j; j0 < fz_e; j0 += fz_step) {
 				float l1[4];
-				fz_ldc(l1, in_w, j0, fz_e);
+				fz_ldc<false, true>(l1, in_w, j0, fz_e);
 				float f0[4];
 				fz_cld(f0, fz_c0 + (j0 - fz_beg));
 				float v10[4];
@@ -1788,8 +1840,8 @@ extern "C" __global__ void __launch_bounds__(256) cg_row_k0_one(
 	const long long fz_n = dim_R;
 	const float t1 = fz_in(in_w[0]); // [C]: one element, everywhere
 	const float t2 = fz_in(in_eps);
-	const bool fz_vec = fz_aligned(in_x, 16) && fz_aligned(out_inv, 16) && fz_aligned(out_y, 16);
-	const long long fz_nv = fz_vec ? fz_n >> 2 : 0; // whole chunks of 4, as vectors
+	const bool fz_valign = fz_aligned(in_x, 16) && fz_aligned(out_inv, 16) && fz_aligned(out_y, 16);
+	const long long fz_nv = fz_valign ? fz_n >> 2 : 0; // whole chunks of 4, as vectors
 	const long long fz_c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	const long long fz_t = (long long)gridDim.x * blockDim.x;
 	// element by element: the last partial chunk, everything when a pointer is not aligned,
@@ -1816,22 +1868,22 @@ extern "C" __global__ void __launch_bounds__(256) cg_row_k0_one(
 	}
 	// chunk fz_c, as vectors
 	if (fz_c < fz_nv) {
-		float l0[4];
+		fz_vec<float, 4> l0;
 		fz_ldv(l0, in_x, fz_c);
-		float s8[4];
-		float s10[4];
+		fz_vec<float, 4> s8;
+		fz_vec<float, 4> s10;
 #pragma unroll
 		for (int u = 0; u < 4; u++) {
-			const float t3 = fz_sum::f(0.0f, l0[u]) / (float)1; // mean(x)
-			const float t4 = l0[u] - t3; // x - mu
+			const float t3 = fz_sum::f(0.0f, fz_get(l0, u)) / (float)1; // mean(x)
+			const float t4 = fz_get(l0, u) - t3; // x - mu
 			const float t5 = t4 * t4; // xc * xc
 			const float t6 = fz_sum::f(0.0f, t5) / (float)1; // mean(xc * xc)
 			const float t7 = t6 + t2; // var + eps
 			const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
 			const float t9 = t4 * t8; // xc * rsqrt(var + eps)
 			const float t10 = t9 * t1; // xc * rsqrt(var + eps) * w
-			s8[u] = t8;
-			s10[u] = t10;
+			fz_out(s8.e[u], t8);
+			fz_out(s10.e[u], t10);
 		}
 		fz_stv(out_inv, fz_c, s8);
 		fz_stv(out_y, fz_c, s10);

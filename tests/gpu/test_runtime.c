@@ -234,6 +234,24 @@ START_TEST(examples_as_graphs)
 }
 END_TEST
 
+/* A row of a one-dimensional tensor is also its column operand, loaded with a
+ * cache hint in inline PTX; at zero elements its buffer is a null pointer, which
+ * the load once read because NVVM hoisted it above its bounds test (progen seed
+ * 550). The row entries of a one-row program at no elements, fused and per-op. */
+START_TEST(empty_kept_rows)
+{
+	static const char *const progs[] = {
+	    "in x: f32[W]\nin a: f32\nout s = max(sum(x > 1.0))\n",
+	    "in x: bf16[W]\nout y = x - mean(x)\nout m = sum(x * x)\n",
+	    "in x: f16[W]\nin w: f16[W]\nout y = x * rsqrt(mean(x * x) + 1e-5) * w\n",
+	};
+	static const SizeSet none = {"one row of none", 1, 0};
+	for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
+		for (int fuse = 0; fuse < 2; fuse++)
+			check_example("empty_kept_rows", progs[i], fuse, &none, false);
+}
+END_TEST
+
 /* ---- graphs replay bit for bit, and follow rebinding ---------------------------------------------- */
 
 START_TEST(graph_replay)
@@ -684,6 +702,7 @@ int main(void)
 	tcase_add_test(tc, examples_fused);
 	tcase_add_test(tc, examples_per_op);
 	tcase_add_test(tc, examples_as_graphs);
+	tcase_add_test(tc, empty_kept_rows);
 	tcase_add_test(tc, examples_interpreted);
 	tcase_add_test(tc, interpreter_compiles_nothing);
 	suite_add_tcase(su, tc);

@@ -340,11 +340,103 @@ START_TEST(broadcast_offsets_shared)
 	for (const char *p = src; (p = strstr(p, "= fz_o")); p++)
 		chunk_offsets++;
 	ck_assert_int_eq(lambdas, 2); /* w's (b reads where w does) and r's */
-	ck_assert_int_eq(chunk_offsets, 2);
+	ck_assert_int_eq(chunk_offsets, 3); /* fz_b1 and fz_b3, and the group test's fz_o1_e0 */
 	ck_assert_ptr_nonnull(strstr(src, "// in_b broadcasts: [C] in [T, C], read where in_w is (fz_o1)\n"));
-	ck_assert_ptr_nonnull(strstr(src, "fz_ldb<true>(l1, in_w, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);"));
-	ck_assert_ptr_nonnull(strstr(src, "fz_ldb<true>(l2, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);"));
-	ck_assert_ptr_nonnull(strstr(src, "fz_ldb<false>(l3, in_r, fz_b3, fz_r3, fz_o3_e0, fz_c * 8, fz_o3);"));
+	/* w and b: one test for both, vectors kept in the caches, else fz_ldb */
+	ck_assert_ptr_nonnull(strstr(src, "const bool fz_a1 = fz_aligned(in_w, 16) && fz_aligned(in_b, 16);\n"));
+	ck_assert_ptr_nonnull(strstr(src, "\t\tif (fz_r1 + 8 <= fz_o1_e0 && (fz_b1 & 7) == 0 && fz_a1) {\n"
+	                                  "\t\t\tfz_ldk(l1, in_w + fz_b1);\n"
+	                                  "\t\t\tfz_ldk(l2, in_b + fz_b1);\n"
+	                                  "\t\t} else {\n"
+	                                  "\t\t\tfz_ldb<true>(l1, in_w, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);\n"
+	                                  "\t\t\tfz_ldb<true>(l2, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);\n"
+	                                  "\t\t}\n"));
+	/* r is one element of its run: no vectors, no group test */
+	ck_assert_ptr_nonnull(strstr(src, "\t\tfz_ldb<false>(l3, in_r, fz_b3, fz_r3, fz_o3_e0, fz_c * 8, fz_o3);"));
+	ck_assert_ptr_null(strstr(src, "fz_a3"));
+	pipe_free(c);
+}
+END_TEST
+
+/* fz_divm's quotient from cg_div_magic's number, as the kernel computes it. */
+static uint64_t magic_quotient(uint64_t a, uint64_t magic)
+{
+	return (uint64_t)(uint32_t)((a * (uint32_t)magic) >> 32) >> (magic >> 32);
+}
+
+/* A divisor's magic number gives a / d for every index below 2^31: each d
+ * up to 2^17 and a spread of larger ones, against the values next to each
+ * multiple of d that matter (just below and at it) and the largest index;
+ * none where the kernel must divide. */
+START_TEST(division_magic)
+{
+	ck_assert_uint_eq(cg_div_magic(1), 0);
+	ck_assert_uint_eq(cg_div_magic(0), 0);
+	ck_assert_uint_eq(cg_div_magic(-3), 0);
+	ck_assert_uint_eq(cg_div_magic(INT64_C(1) << 31), 0);
+	const uint64_t top = (UINT64_C(1) << 31) - 1;
+	uint64_t x = 88172645463325252u, bad_a = 0, checked = 0;
+	int64_t bad_d = 0;
+	for (int64_t d = 2; d <= INT32_MAX && !bad_d; d = d < (1 << 16) ? d + 1 : d + d / 61 + 1) {
+		const uint64_t m = cg_div_magic(d), ud = (uint64_t)d, last = top / ud * ud;
+		if (m == 0) {
+			bad_d = d;
+			break;
+		}
+		const uint64_t as[] = {0, 1, ud - 1, ud, ud + 1, 2 * ud - 1, last - 1, last, top - 1, top};
+		for (size_t i = 0; i < sizeof as / sizeof as[0] && !bad_d; i++, checked++)
+			if (as[i] <= top && magic_quotient(as[i], m) != as[i] / ud)
+				bad_d = d, bad_a = as[i];
+		for (int r = 0; r < 4 && !bad_d; r++) { /* multiples of d and their neighbours, anywhere below 2^31 */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			const uint64_t q = (x % (top / ud + 1)) * ud;
+			for (uint64_t a = q ? q - 1 : 0; a <= q + 1 && a <= top && !bad_d; a++, checked++)
+				if (magic_quotient(a, m) != a / ud)
+					bad_d = d, bad_a = a;
+		}
+	}
+	ck_assert_msg(!bad_d, "%llu / %lld", (unsigned long long)bad_a, (long long)bad_d);
+	ck_assert_uint_gt(checked, 1000000);
+	const uint64_t m = cg_div_magic(INT32_MAX); /* the largest divisor with a magic number */
+	ck_assert_uint_eq(magic_quotient(top, m), 1);
+	ck_assert_uint_eq(magic_quotient(top - 1, m), 0);
+}
+END_TEST
+
+/* A broadcast operand's offset divides by its run's extent with the magic
+ * number the launch passes (fz_m<lo>_<hi>), one per range of axes; the
+ * elements one by one still divide. */
+START_TEST(division_magic_arguments)
+{
+	Compilation *c = compile_mode("in x: f32[A, B, C]\nin w: f32[B, C]\nin r: f32[A, 1, 1]\nin v: f32[B, 1]\n"
+	                              "out y = x * w + r + v\n", true);
+	const CgModule *m = &c->module;
+	const CgEntry *e = &m->entries[m->kinfo[0].first_entry];
+	int magic[4], n = 0;
+	for (int i = 0; i < e->nargs; i++)
+		if (e->args[i].kind == CGARG_DIVMAGIC && n < 4)
+			magic[n++] = e->args[i].index;
+	/* w [B, C] and r [A, 1, 1] divide by B * C (axes 1 .. 2, once for both);
+	 * v [B, 1] by C, then by B */
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(magic[0], 1 * CG_DIV_AXES + 3);
+	ck_assert_int_eq(magic[1], 2 * CG_DIV_AXES + 3);
+	ck_assert_int_eq(magic[2], 1 * CG_DIV_AXES + 2);
+	const char *s = m->source;
+	ck_assert_ptr_nonnull(strstr(s, "\tlong long fz_m1_3,\n\tlong long fz_m2_3,\n\tlong long fz_m1_2)\n"));
+	ck_assert_ptr_nonnull(strstr(s, "const long long q1 = div(q0, fz_o3_e1, fz_m1_2);"));
+	ck_assert_ptr_nonnull(strstr(s, "= fz_o1(fz_c * 4, fz_r1, fz_divm());"));
+	ck_assert_ptr_nonnull(strstr(s, "fz_o1(fz_i, fz_r, fz_div64())"));
+	int64_t dims[3] = {5, 6, 7};
+	CgDevice dev = {.sm_count = 4, .max_threads_per_sm = 2048, .smem_per_block_optin = 48 << 10};
+	CgLaunch l;
+	ck_assert(cg_launch(m, &c->plan, 0, dims, &dev, &l));
+	CgArg a = {CGARG_DIVMAGIC, 1 * CG_DIV_AXES + 3};
+	ck_assert_uint_eq((uint64_t)cg_launch_arg(m, 0, &l, &a), cg_div_magic(42));
+	a.index = 2 * CG_DIV_AXES + 3;
+	ck_assert_uint_eq((uint64_t)cg_launch_arg(m, 0, &l, &a), cg_div_magic(7));
+	a.index = 1 * CG_DIV_AXES + 2;
+	ck_assert_uint_eq((uint64_t)cg_launch_arg(m, 0, &l, &a), cg_div_magic(6));
 	pipe_free(c);
 }
 END_TEST
@@ -783,15 +875,26 @@ START_TEST(masked_bits)
 	ck_assert_ptr_null(strstr(c->module.source, "fz_cmask"));
 	pipe_free(c);
 	/* a column operand of halves: a load an element in the register rows
-	 * (fz_ldc<true>), whole blocks in the general loops */
+	 * (fz_ldc<true, ...>), whole blocks in the general loops; kept in the
+	 * caches in both (row_keeps: the kernel is not lean) */
 	c = compile_mode("in x: bf16[B, N]\nin w: bf16[N]\nm = mean(x)\nout y = bf16((x - m) * w)\n", true);
 	e = entry_of(c, CG_PATH_REG, true);
 	const CgEntry *row = entry_of(c, CG_PATH_ROW, false);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_nonnull(row);
-	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldc<true>(l"));
-	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc(l"));
-	ck_assert_ptr_null(strstr(row->text, "fz_ldc<true>"));
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldc<true, true>(l"));
+	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l"));
+	pipe_free(c);
+	/* in a lean kernel's register rows (f32), plain loads: the kept ones
+	 * spilled there; in its general loop, kept */
+	c = compile_mode("in x: f32[B, N]\nin w: f32[N]\nm = mean(x)\nout y = (x - m) * w\n", true);
+	e = entry_of(c, CG_PATH_REG, false);
+	row = entry_of(c, CG_PATH_ROW, false);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(row);
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldr<false>(l"));
+	ck_assert_ptr_null(strstr(e->text, ", true>("));
+	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l1, in_w, j0, fz_e);"));
 	pipe_free(c);
 }
 END_TEST
@@ -1060,7 +1163,7 @@ START_TEST(vector_conditions)
 	                              "out y = x + b + r + h\n", true);
 	const char *s = c->module.source;
 	ck_assert_ptr_nonnull(
-		strstr(s, "const bool fz_vec = fz_aligned(in_x, 16) && fz_aligned(in_h, 16) && fz_aligned(out_y, 16);"));
+		strstr(s, "const bool fz_valign = fz_aligned(in_x, 16) && fz_aligned(in_h, 16) && fz_aligned(out_y, 16);"));
 	ck_assert_ptr_nonnull(strstr(s, "fz_ldb<true>(l1, in_b, fz_b1, fz_r1, fz_o1_e0, fz_c * 8, fz_o1);"));
 	ck_assert_ptr_nonnull(strstr(s, "fz_ldb<false>(l2, in_r, fz_b2, fz_r2, fz_o2_e0, fz_c * 8, fz_o2);"));
 	ck_assert_int_eq(c->module.kinfo[0].vec, 8);
@@ -1174,6 +1277,8 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
+	tcase_add_test(t, division_magic);
+	tcase_add_test(t, division_magic_arguments);
 	tcase_add_test(t, vector_conditions);
 	suite_add_tcase(s, t);
 	t = tcase_create("nvrtc");
