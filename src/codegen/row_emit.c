@@ -24,19 +24,24 @@ static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_t
 
 /* Whether parameter i's chunks are loaded to stay in the caches (prelude.c,
  * fz_ldk): a column operand, the same for every row (layernorm's weight),
- * except in two kinds of entries, where it lost on the H200
- * (docs/performance.md, "Broadcast chunks, packed and kept"): the register
- * path's entries of lean kernels, whose registers are capped and which the
- * hinted loads made spill (layernorm f32 8192x4096 72.9 -> 77.0 us), and the
- * entry without a row cache, which reads its rows again from the L2 that
- * the kept columns would crowd (layernorm f32 8x1000003 39.0 -> 40.4).
- * Elsewhere: layernorm bf16 511x32768 37.2 -> 34.7, 4095x4096 26.8 -> 25.4,
- * 33x1000001 129.9 -> 114.3, rmsnorm f32 256x32768 29.4 -> 27.4. */
+ * in the general loops (a row cache, or split rows), not in the register
+ * and tile paths, nor in the entry without a row cache. The first two hold
+ * short rows (a column of up to 16K halves, which the L2 keeps anyway) and
+ * there the hint's load, an asm volatile that NVVM must leave in place,
+ * won some and lost others by as much (H200, bench/replay_ab.py, one call:
+ * rmsnorm bf16 4096x4096 -3.9%, layernorm bf16 4095x4096 -4.9%, rmsnorm
+ * f32 66052x127 -4.8%, against add_rmsnorm bf16 +2.5% to +7.3% and rmsnorm
+ * f32 1198373x7 +5.3%; the L2 hint alone, without the L1's, the same); the
+ * stream entry reads its rows again from the L2 that kept columns would
+ * crowd (layernorm f32 8x1000003 39.0 -> 40.4 us). In the general loops,
+ * rows of 10K elements and more: layernorm bf16 511x32768 35.3 -> 33.3,
+ * layernorm f16 333x50257 52.2 -> 47.4, rmsnorm bf16 334x50257 38.2 -> 35.3,
+ * rmsnorm f32 256x32768 27.6 -> 25.4 (docs/performance.md, "Landed: packed
+ * chunks, kept columns, magic numbers"). */
 bool row_keeps(const RowK *R, int i)
 {
-	if (R->roff[i] || R->stream)
-		return false;
-	return !(R->lean && R->path->path == CG_PATH_REG);
+	int path = R->path->path;
+	return !R->roff[i] && !R->stream && (path == CG_PATH_ROW || path == CG_PATH_SPLIT);
 }
 
 const char *row_ptr(RowK *R, int i)

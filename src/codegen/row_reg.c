@@ -197,8 +197,7 @@ static void emit_load(RowK *R, int p, const char *o)
 		return;
 	}
 	load_start(R->w);
-	cw_line(R->w, "fz_ldr<%s%s>(%s, %s, jl, fz_vec);", fallback_call(R), row_keeps(R, p) ? ", true" : "", o,
-	        row_ptr(R, p));
+	cw_line(R->w, "fz_ldr<%s>(%s, %s, jl, fz_vec);", fallback_call(R), o, row_ptr(R, p));
 }
 
 /* The copies of the prefetched leaves' chunks for the row at offsets `off`
@@ -300,8 +299,7 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 		else {
 			if (first)
 				load_start(w);
-			cw_line(w, "fz_ldr<%s%s>(l%d, %s, jl, fz_vec);", fallback_call(R),
-			        row_keeps(R, c->pin[id]) ? ", true" : "", id, row_ptr(R, c->pin[id]));
+			cw_line(w, "fz_ldr<%s>(l%d, %s, jl, fz_vec);", fallback_call(R), id, row_ptr(R, c->pin[id]));
 		}
 		first = false;
 		c->vname[id] = arena_printf(c->a, "l%d[u]", id);

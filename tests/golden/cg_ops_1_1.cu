@@ -78,7 +78,8 @@ template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o
 	o = *reinterpret_cast<const fz_vec<S, V> *>(p);
 }
 // fz_ldk's chunk as a value, for the row loaders' Keep: so written, layernorm
-// bf16's register entry takes 89 registers; with fz_ldk inline there, 111.
+// bf16's register entry took 89 registers, with fz_ldk inline 111 (the
+// register entries keep nothing since: row_emit.c, row_keeps).
 template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldkv(const S *p)
 {
 	fz_vec<S, V> v;

@@ -78,7 +78,8 @@ template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o
 	o = *reinterpret_cast<const fz_vec<S, V> *>(p);
 }
 // fz_ldk's chunk as a value, for the row loaders' Keep: so written, layernorm
-// bf16's register entry takes 89 registers; with fz_ldk inline there, 111.
+// bf16's register entry took 89 registers, with fz_ldk inline 111 (the
+// register entries keep nothing since: row_emit.c, row_keeps).
 template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldkv(const S *p)
 {
 	fz_vec<S, V> v;
@@ -527,15 +528,11 @@ __device__ __noinline__ void fz_pf_part(S *d, const S *__restrict__ p, int j0)
 	for (int u = 0; u < V; u++)
 		d[u] = p[j0 + u];
 }
-template <bool Call, bool Keep = false, class C, class S, int V>
+template <bool Call, class C, class S, int V>
 __device__ __forceinline__ void fz_ldr(C (&o)[V], const S *__restrict__ p, int j0, bool vec)
 {
 	if (vec) {
-		fz_vec<S, V> v;
-		if constexpr (Keep)
-			v = fz_ldkv<S, V>(p + j0);
-		else
-			v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
+		fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
 		fz_unpack(o, v);
 	} else if (Call) {
 		const fz_vec<C, V> r = fz_ldr_part<C, S, V>(p, j0);
@@ -1156,7 +1153,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm<true>(l1, in_w, j0, fz_ei, fz_v1);
+				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1265,7 +1262,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2(
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm<true>(l1, in_w, j0, fz_ei, fz_v1);
+				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1373,7 +1370,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm<true>(l1, in_w, j0, fz_ei, fz_v1);
+				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
