@@ -8,7 +8,8 @@ functions are captured in a CUDA graph over several copies of the inputs
 replay's time a call (the sweep's figure), then the same replays under
 torch.profiler, which gives each kernel's device time. Their difference is
 the time between kernels; so a gap to torch.compile shows as either slower
-kernels or longer gaps. An isolated launch under Nsight Compute (caches
+kernels or longer gaps. torch.compile is called once first and timed
+first, as in the sweep. An isolated launch under Nsight Compute (caches
 flushed, one kernel) does not see this: docs/performance.md, "Where the
 time goes".
 
@@ -56,7 +57,14 @@ def main(argv):
     for p in points:
         key = p["key"]
         inputs, prog, comp = sweep.compiled_point(torch, fusec, fns, p)
-        for name, fn in (("fusec", prog), ("torch.compile", comp)):
+        # torch.compile's first call on the default stream, and its figure
+        # first, as the sweep takes them (sweep.time_compiled): Inductor
+        # autotunes on the first call, and this tool once gave torch.compile
+        # 10-30% more than the sweep did (docs/performance.md, "Three
+        # points under Nsight Compute").
+        comp(**inputs)
+        torch.cuda.synchronize()
+        for name, fn in (("torch.compile", comp), ("fusec", prog)):
             g, sets = run.graph_over_copies(torch, fn, inputs)
             us = run.replay_us(torch, g, len(sets), 0, at_least=30)
             total, kernels = kernel_us(torch, g, len(sets))
