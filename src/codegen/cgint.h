@@ -238,14 +238,14 @@ const char *cg_offset(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi,
  * about 100 instructions (SASS), a 32-bit one a few. */
 const char *cg_offset_u32(Cg *c, const Kernel *k, const CgRun *runs, int nr, int hi, const char *px, const char *var,
                           CgW *w);
+/* How many divisions cg_offset_lambda makes: by the extents of runs[0 .. Q). */
+int cg_offset_divisions(const CgRun *runs, int nr);
 /* A pointwise kernel's broadcast operand: `auto px = [=](long long i, long
  * long &r, auto div)` giving the offset of element i of the kernel's index
  * space in an operand with these runs, and in r the position of i in the
  * operand's innermost run (a chunk of V elements from i stays in that run
  * when r + V <= its extent), dividing with div; declared in w with its
  * constants. Returns the innermost run's extent (the name of a constant). */
-/* How many divisions cg_offset_lambda makes: by the extents of runs[0 .. Q). */
-int cg_offset_divisions(const CgRun *runs, int nr);
 const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, const char *px, CgW *w);
 /* Chunk width: 16 bytes of the narrowest per-element stream, at most 8. */
 int cg_vec_width(Cg *c, bool row);

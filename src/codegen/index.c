@@ -131,12 +131,19 @@ int cg_vec_align(int vec, fz_dtype t)
 	return b < 16 ? b : 16;
 }
 
-int cg_offset_divisions(const CgRun *runs, int nr)
+/* The outermost kept run, -1 if none. */
+static int outermost_kept(const CgRun *runs, int nr)
 {
-	int L = -1; /* the outermost kept run */
+	int L = -1;
 	for (int i = 0; i < nr; i++)
 		if (runs[i].kept)
 			L = i;
+	return L;
+}
+
+int cg_offset_divisions(const CgRun *runs, int nr)
+{
+	int L = outermost_kept(runs, nr);
 	int Q = L == nr - 1 ? L : L + 1; /* quotients needed */
 	return Q < 1 ? 1 : Q;            /* q0 for r, always */
 }
@@ -148,11 +155,7 @@ int cg_offset_divisions(const CgRun *runs, int nr)
  * a launch value; fz_div64). */
 const char *cg_offset_lambda(Cg *c, const Kernel *k, const CgRun *runs, int nr, const char *px, CgW *w)
 {
-	int L = -1; /* the outermost kept run */
-	for (int i = 0; i < nr; i++)
-		if (runs[i].kept)
-			L = i;
-	int Q = cg_offset_divisions(runs, nr);
+	int L = outermost_kept(runs, nr), Q = cg_offset_divisions(runs, nr);
 	const char **ext = ARENA_ARRAY(c->a, const char *, nr + 1);
 	for (int i = 0; i < nr; i++) {
 		ext[i] = arena_printf(c->a, "%s_e%d", px, i);

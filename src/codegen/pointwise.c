@@ -85,10 +85,21 @@ static int32_t mark_needed(Cg *c, const Kernel *k)
 	return s;
 }
 
+/* Every input's and output's kind and runs (pw->opd), once an entry. */
+static bool classify_all(Pw *pw)
+{
+	for (int i = 0; i < pw->k->nparams; i++) {
+		int kind = pw->k->params[i].kind;
+		if ((kind == PARAM_IN || kind == PARAM_OUT) && !classify(pw->c, pw->k, i, &pw->opd[i]))
+			return false;
+	}
+	return true;
+}
+
 /* The entry's arguments: the kernel's parameters, then the magic number of
  * each divisor of the broadcast operands' offsets (cg_offset_lambda), once
- * for each range of axes. Classifies the operands (pw->opd). */
-static int entry_args(Pw *pw, CgArg **out)
+ * for each range of axes. */
+static int entry_args(const Pw *pw, CgArg **out)
 {
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
@@ -97,7 +108,7 @@ static int entry_args(Pw *pw, CgArg **out)
 	for (int i = 0; i < k->nparams; i++)
 		args[n++] = (CgArg){CGARG_PARAM, i};
 	for (int i = 0; i < k->nparams; i++) {
-		if (k->params[i].kind != PARAM_IN || !classify(c, k, i, &pw->opd[i]) || pw->opd[i].kind != OPD_BCAST)
+		if (k->params[i].kind != PARAM_IN || pw->opd[i].kind != OPD_BCAST)
 			continue;
 		const PwOpd *o = &pw->opd[i];
 		for (int q = 0; q < cg_offset_divisions(o->runs, o->nruns); q++) {
@@ -113,7 +124,7 @@ static int entry_args(Pw *pw, CgArg **out)
 	return n;
 }
 
-static void emit_header(Pw *pw, const Kernel *rowk)
+static void emit_header(const Pw *pw, const Kernel *rowk)
 {
 	Cg *c = pw->c;
 	CgArg *args;
@@ -150,6 +161,27 @@ static int offset_owner(const Pw *pw, int i)
 	return i;
 }
 
+/* Whether param i is an input the loads read (once per node). */
+static bool loaded(const Pw *pw, int i)
+{
+	const KParam *kp = &pw->k->params[i];
+	return kp->kind == PARAM_IN && pw->opd[i].kind != OPD_SCALAR && pw->c->pin[kp->node] == i;
+}
+
+/* Whether the broadcast inputs reading where input o does are contiguous
+ * in their innermost run (a weight [C]), not one element of it ([T, 1]). */
+static bool group_contig(const Pw *pw, int o)
+{
+	return pw->opd[o].runs[0].kept;
+}
+
+/* Whether param i is a loaded broadcast input of input o's group (the
+ * inputs that read where o does, o first). */
+static bool in_group(const Pw *pw, int i, int o)
+{
+	return loaded(pw, i) && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == o;
+}
+
 /* fz_a<o>: every pointer of the contiguous broadcast group of input o is
  * aligned for its chunks' vectors (emit_group). */
 static void emit_group_alignment(const Pw *pw)
@@ -157,13 +189,12 @@ static void emit_group_alignment(const Pw *pw)
 	Cg *c = pw->c;
 	const Kernel *k = pw->k;
 	for (int o = 0; o < k->nparams; o++) {
-		if (k->params[o].kind != PARAM_IN || pw->opd[o].kind != OPD_BCAST || offset_owner(pw, o) != o ||
-		    !pw->opd[o].runs[0].kept)
+		if (!in_group(pw, o, o) || !group_contig(pw, o))
 			continue;
 		StrBuf cond;
 		sb_init(&cond, c->a);
 		for (int i = o; i < k->nparams; i++)
-			if (k->params[i].kind == PARAM_IN && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == o)
+			if (in_group(pw, i, o))
 				sb_printf(&cond, "%sfz_aligned(%s, %d)", cond.len ? " && " : "", cg_param_name(c, i),
 				          cg_vec_align(pw->vec, (fz_dtype)c->g->nodes[k->params[i].node].dtype));
 		cw_line(c->w, "const bool fz_a%d = %s;", o, sb_str(&cond));
@@ -196,8 +227,6 @@ static bool emit_prologue(const Pw *pw)
 			c->vname[kp->node] = arena_printf(c->a, "t%d", kp->node);
 			continue;
 		}
-		if (!classify(c, k, i, &opd[i]))
-			return false;
 		if (kp->kind == PARAM_IN && opd[i].kind == OPD_SCALAR) {
 			cw_line(w, "const %s t%d = fz_in(%s[0]); // %s: one element, everywhere", cg_compute_type((fz_dtype)n->dtype),
 			        kp->node, name, ir_shape_str(c->a, c->g, n->rank, n->shape));
@@ -220,20 +249,6 @@ static bool emit_prologue(const Pw *pw)
 	cw_line(w, "const bool fz_valign = %s;", cond.len ? sb_str(&cond) : "true");
 	emit_group_alignment(pw);
 	return true;
-}
-
-/* Whether param i is an input the loads read (once per node). */
-static bool loaded(const Pw *pw, int i)
-{
-	const KParam *kp = &pw->k->params[i];
-	return kp->kind == PARAM_IN && pw->opd[i].kind != OPD_SCALAR && pw->c->pin[kp->node] == i;
-}
-
-/* Whether the broadcast inputs reading where input o does are contiguous
- * in their innermost run (a weight [C]), not one element of it ([T, 1]). */
-static bool group_contig(const Pw *pw, int o)
-{
-	return pw->opd[o].runs[0].kept;
 }
 
 /* Element fz_i of every streamed input, into arrays of one. */
@@ -272,7 +287,7 @@ static void emit_group(const Pw *pw, int o)
 	cw_line(w, "long long fz_r%d;", o);
 	cw_line(w, "const long long fz_b%d = fz_o%d(fz_c * %d, fz_r%d, fz_divm());", o, o, vec, o);
 	for (int i = o; i < k->nparams; i++)
-		if (loaded(pw, i) && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == o) {
+		if (in_group(pw, i, o)) {
 			const Node *n = &c->g->nodes[k->params[i].node];
 			cw_line(w, "fz_vec<%s, %d> l%d;", cg_store_type((fz_dtype)n->dtype), vec, k->params[i].node);
 			c->vname[k->params[i].node] = arena_printf(c->a, "fz_get(l%d, u)", k->params[i].node);
@@ -283,7 +298,7 @@ static void emit_group(const Pw *pw, int o)
 		if (pass == 1 && contig)
 			cw_else(w);
 		for (int i = o; i < k->nparams; i++) {
-			if (!loaded(pw, i) || pw->opd[i].kind != OPD_BCAST || offset_owner(pw, i) != o)
+			if (!in_group(pw, i, o))
 				continue;
 			int id = k->params[i].node;
 			const char *name = cg_param_name(c, i);
@@ -314,7 +329,7 @@ static void emit_loads_chunk(const Pw *pw)
 		c->vname[kp->node] = arena_printf(c->a, "fz_get(l%d, u)", kp->node);
 	}
 	for (int i = 0; i < k->nparams; i++)
-		if (loaded(pw, i) && pw->opd[i].kind == OPD_BCAST && offset_owner(pw, i) == i)
+		if (in_group(pw, i, i))
 			emit_group(pw, i);
 }
 
@@ -445,6 +460,8 @@ static bool emit_entry(Pw *pw, const Kernel *rowk)
 	pw->opd = ARENA_ARRAY(c->a, PwOpd, pw->k->nparams + 1);
 	pw->ext = ARENA_ARRAY(c->a, const char *, pw->k->nparams + 1);
 	pw->need = mark_needed(c, pw->k);
+	if (!classify_all(pw))
+		return false;
 	emit_header(pw, rowk);
 	bool ok = emit_prologue(pw) && emit_body(pw);
 	cg_end_entry(c);

@@ -458,10 +458,10 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 	bool keep = row_keeps(R, i);
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
 		return arena_printf(R->c->a, "fz_ldm%s(%s, %s, %s, %s, fz_v%d);", keep ? "<true>" : "", o, ptr, j0, n, i);
-	/* halves one by one in the register path's rows (prelude.c, fz_ldc) */
-	bool each = R->path->path == CG_PATH_REG;
-	return arena_printf(R->c->a, "fz_ldc%s(%s, %s, %s, %s);",
-	                    keep ? (each ? "<true, true>" : "<false, true>") : each ? "<true>" : "", o, ptr, j0, n);
+	/* halves one by one in the register path's rows (prelude.c, fz_ldc),
+	 * which keep nothing (row_keeps) */
+	const char *how = R->path->path == CG_PATH_REG ? "<true>" : keep ? "<false, true>" : "";
+	return arena_printf(R->c->a, "fz_ldc%s(%s, %s, %s, %s);", how, o, ptr, j0, n);
 }
 
 const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o)

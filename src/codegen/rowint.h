@@ -155,8 +155,9 @@ bool row_masked_half(const RowK *R);
 
 /* ---- row_emit.c ------------------------------------------------------------ */
 
-/* The pointer to a row of parameter i ("in_x + fz_r0"), marked used. */
+/* Whether parameter i's chunks are loaded to stay in the caches (fz_ldk). */
 bool row_keeps(const RowK *R, int i);
+/* The pointer to a row of parameter i ("in_x + fz_r0"), marked used. */
 const char *row_ptr(RowK *R, int i);
 /* The C type of a reduction's accumulator, and its combining functor. */
 /* A chunk's V elements (the u-loop), with per-element checks (general

@@ -180,8 +180,9 @@ static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4);
 static inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
 static inline long long __double_as_longlong(double f) { long long u; memcpy(&u, &f, 8); return u; }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-/* shf.r.wrap: the low word of (hi:lo) >> (sh & 31) */
+/* mul.hi.u32: the high word of a * b */
 static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+/* shf.r.wrap: the low word of (hi:lo) >> (sh & 31) */
 static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh)
 {
 	return (unsigned)((((unsigned long long)hi << 32) | lo) >> (sh & 31));
