@@ -365,7 +365,7 @@ static uint64_t magic_quotient(uint64_t a, uint64_t magic)
 }
 
 /* A divisor's magic number gives a / d for every index below 2^31: each d
- * up to 2^17 and a spread of larger ones, against the values next to each
+ * up to 2^16 and a spread of larger ones, against the values next to each
  * multiple of d that matter (just below and at it) and the largest index;
  * none where the kernel must divide. */
 START_TEST(division_magic)
