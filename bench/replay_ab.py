@@ -47,7 +47,7 @@ def child(seconds):
     points = {p["key"]: p for p in sweep.plan()}
     for line in sys.stdin:
         key = line.strip()
-        inputs, prog = sweep.fusec_point(torch, fusec, points[key])
+        inputs, prog = sweep.fusec_point(torch, fusec, sweep.point_of_key(key, points))
         g, sets = run.graph_over_copies(torch, prog, inputs)
         us = run.replay_us(torch, g, len(sets), seconds, at_least=20)
         print(json.dumps({"key": key, "us": us}), flush=True)

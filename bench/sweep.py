@@ -341,15 +341,37 @@ def select(points, args):
 
 # ---- the torch programs --------------------------------------------------------------------
 
+def point_of_key(key, points=None):
+    """The point a key names: the plan's, or, for a family of rows over two
+    axes, any shape written as the plan writes it (`softmax-f32-645278x13`:
+    rows x width), so that the tools time shapes the plan lacks. None if
+    neither."""
+    points = points if points is not None else {p["key"]: p for p in plan()}
+    if key in points:
+        return points[key]
+    try:
+        name, dtype, shape = key.rsplit("-", 2)
+        rows, width = (int(v) for v in shape.split("x"))
+        fam = family(name, dtype)
+    except (ValueError, KeyError):
+        return None
+    if fam["pointwise"] or rows < 1 or width < 1:
+        return None
+    p = point(fam, fam["dims"](width, rows), width, False)
+    return p if p["key"] == key else None
+
+
 def known_points(tool, keys):
-    """The plan's points named by keys, for the tools that look at a few of
-    them (ncu_points.py, replay_profile.py); exits naming the unknown ones
-    before the caller imports torch, so a typo costs no GPU time."""
+    """The points named by keys (point_of_key), for the tools that look at a
+    few of them (ncu_points.py, replay_profile.py, replay_ab.py); exits
+    naming the unknown ones before the caller imports torch, so a typo costs
+    no GPU time."""
     points = {p["key"]: p for p in plan()}
-    missing = [k for k in keys if k not in points]
+    found = [point_of_key(k, points) for k in keys]
+    missing = [k for k, p in zip(keys, found) if p is None]
     if missing or not keys:
         sys.exit("%s: unknown or no point keys: %s (see bench/sweep.py --dry-run)" % (tool, " ".join(missing)))
-    return [points[k] for k in keys]
+    return found
 
 
 def fusec_point(torch, fusec, p):

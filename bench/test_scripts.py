@@ -177,9 +177,9 @@ class Run(unittest.TestCase):
     def test_replay_profile_checks_its_keys_first(self):
         """bench/replay_profile.py, likewise."""
         p = subprocess.run([sys.executable, os.path.join(HERE, "replay_profile.py"), "dyt-bf16-4095x4096",
-                            "dyt-bf16-1x1"], capture_output=True, text=True)
+                            "nosuch-bf16-8x8"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 1)
-        self.assertEqual(p.stderr.strip(), "replay_profile: unknown or no point keys: dyt-bf16-1x1 "
+        self.assertEqual(p.stderr.strip(), "replay_profile: unknown or no point keys: nosuch-bf16-8x8 "
                          "(see bench/sweep.py --dry-run)")
         p = subprocess.run([sys.executable, os.path.join(HERE, "replay_profile.py")], capture_output=True, text=True)
         self.assertEqual(p.returncode, 1)
@@ -188,9 +188,9 @@ class Run(unittest.TestCase):
     def test_replay_ab_checks_its_keys_and_libraries_first(self):
         """bench/replay_ab.py, likewise; and a library that is not there."""
         p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "a=/nonexistent.so",
-                            "dyt-bf16-1x1"], capture_output=True, text=True)
+                            "nosuch-bf16-8x8"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 1)
-        self.assertEqual(p.stderr.strip(), "replay_ab: unknown or no point keys: dyt-bf16-1x1 "
+        self.assertEqual(p.stderr.strip(), "replay_ab: unknown or no point keys: nosuch-bf16-8x8 "
                          "(see bench/sweep.py --dry-run)")
         p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "a=/nonexistent.so",
                             "--lib", "b", "dyt-bf16-4095x4096"], capture_output=True, text=True)
@@ -365,6 +365,19 @@ class SweepPlan(unittest.TestCase):
                 self.assertEqual(p["width"] if not fam["pointwise"] else p["width"] % 4096,
                                  list(d.values())[-1] if not fam["pointwise"] else list(d.values())[-1] % 4096)
 
+    def test_keys_of_shapes_the_plan_lacks(self):
+        """The tools take a row family's shape written as the plan writes
+        it, rows x width, in or out of the plan; nothing else."""
+        p = sweep.point_of_key("softmax-f32-645278x13")
+        self.assertEqual(p["dims"], {"B": 645278, "N": 13})
+        self.assertEqual((p["width"], p["family"], p["dtype"]), (13, "softmax", "f32"))
+        self.assertEqual(sweep.point_of_key("layernorm-bf16-1525201x11")["dims"], {"R": 1525201, "C": 11})
+        planned = {q["key"]: q for q in sweep.plan()}
+        self.assertIs(sweep.point_of_key("softmax-f32-8381x1001", planned), planned["softmax-f32-8381x1001"])
+        for key in ("softmax-f32-x1", "softmax-f32-0x13", "nosuch-f32-8x8", "softmax-f64-8x8", "gelu_tanh-f32-1x8",
+                    "softmax-f32-8x8x8", "softmax"):
+            self.assertIsNone(sweep.point_of_key(key), key)
+
     def test_overflow_is_not_compared(self):
         """f16 softmax past 65504 elements a row: the per-op plan and the torch
         function store a sum that overflows, the fused kernel does not; the
@@ -401,9 +414,9 @@ class SweepPlan(unittest.TestCase):
         """bench/ncu_points.py names the keys it does not know before it
         imports torch (so a typo costs no GPU time)."""
         p = subprocess.run([sys.executable, os.path.join(HERE, "ncu_points.py"), "softmax-f32-8192x1024",
-                            "softmax-f32-1x1"], capture_output=True, text=True)
+                            "softmax-f32-x1"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 1)
-        self.assertEqual(p.stderr.strip(), "ncu_points: unknown or no point keys: softmax-f32-1x1 "
+        self.assertEqual(p.stderr.strip(), "ncu_points: unknown or no point keys: softmax-f32-x1 "
                          "(see bench/sweep.py --dry-run)")
 
     def test_dry_run(self):
