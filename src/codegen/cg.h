@@ -107,6 +107,8 @@ typedef struct CgEntry {
 	bool stream;                /* SPLIT: no row cache; its passes read their inputs again */
 	bool masked;                /* REG: the class for any row length (the row's chunks start at
 	                               its alignment, its first and last masked) */
+	bool direct;                /* TILE: a thread a row, its inputs read straight from global
+	                               memory, only its outputs staged (row_tile.c) */
 	int static_smem;            /* bytes of static shared memory it declares (fz_red, or none) */
 	CgArg *args;                /* the entry's arguments, in order */
 	int nargs;

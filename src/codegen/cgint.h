@@ -74,6 +74,7 @@ struct CgKernelInfo {
 	int ntiles;                    /* row: streams the TILE path stages (the rows' layout) */
 	int *tile_param;               /* their parameters */
 	int *tile_bytes;               /* their element sizes */
+	bool *tile_in;                 /* which are inputs (the direct TILE entries stage none) */
 };
 
 /* Prelude pieces: which helpers an entry uses. */
@@ -274,7 +275,7 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 /* TILE: the bytes of a block's tiles for R rows of n, and the offset of each
  * (off may be NULL): each R * n + V elements (the span and its alignment),
  * 16-byte aligned. */
-int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int64_t *off);
+int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t R, int64_t n, int64_t *off);
 
 /* ---- pointwise.c, row_emit.c ---------------------------------------------- */
 

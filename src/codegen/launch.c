@@ -18,9 +18,11 @@
  *
  * Rows:
  *   - TILE first: many rows of at most CG_TILE_CHUNKS chunks, not a
- *     multiple of V, staged through shared memory 256 threads a block, a
- *     row in the registers of one thread of the fewest chunks (K = 1, 2,
- *     4; for halves 1, 2) or of the fewest threads of the most;
+ *     multiple of V, 256 threads a block, a row in the registers of one
+ *     thread of the fewest chunks (K = 1, 2, 4; for halves 1, 2), which
+ *     reads its row from global memory and stages only its outputs (the
+ *     direct entries), or of the fewest threads of the most, the block's
+ *     rows staged through shared memory both ways;
  *   - threads per row G: about 8 chunks a thread (as many as the register
  *     path holds, rk, where it applies), up to the entries' thread bound,
  *     raised while the rows leave most of the device idle; G <= 32 a power
@@ -101,14 +103,21 @@ static int64_t tile_size(const struct CgKernelInfo *ki, int64_t R, int64_t n, in
 	return cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16;
 }
 
-/* The block's tiles one after another, their offsets into *off. */
-int64_t cg_tile_layout(const struct CgKernelInfo *ki, int64_t R, int64_t n, int64_t *off)
+/* Does entry e stage tile t? Not the inputs, in the entries of a thread a
+ * row (row_tile.c's row_tile_direct). */
+static bool tile_staged(const struct CgKernelInfo *ki, const CgEntry *e, int t)
+{
+	return !(e->direct && ki->tile_in[t]);
+}
+
+/* The tiles entry e stages, one after another, their offsets into *off. */
+int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t R, int64_t n, int64_t *off)
 {
 	int64_t b = 0;
 	for (int t = 0; t < ki->ntiles; t++) {
 		if (off)
 			off[t] = b;
-		b += tile_size(ki, R, n, t);
+		b += tile_staged(ki, e, t) ? tile_size(ki, R, n, t) : 0;
 	}
 	return b;
 }
@@ -169,6 +178,7 @@ typedef struct Choice {
 	bool masked;               /* REG: the masked class */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
+	bool direct;               /* TILE: a thread a row, its inputs read where they are */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
@@ -182,7 +192,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
 		const CgEntry *en = &m->entries[e];
 		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked
-		           : path == CG_PATH_TILE  ? en->K == K
+		           : path == CG_PATH_TILE  ? en->K == K && en->direct == ch->direct
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
 		                                   : true;
 		if (en->path == path && cls)
@@ -232,7 +242,8 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 		return pf * ch->G * ch->R <= z->optin;
 	}
 	if (ch->path == CG_PATH_TILE) { /* the tiles (the rows in registers, no cache) */
-		out->tiles = cg_tile_layout(ki, ch->R, z->n, NULL);
+		const CgEntry *e = &m->entries[out->entry];
+		out->tiles = cg_tile_layout(ki, e, ch->R, z->n, NULL);
 		out->smem = (unsigned)min64(out->tiles, UINT_MAX);
 		return out->tiles <= z->optin && cdiv(z->n, ki->vec) <= ch->G * ch->K;
 	}
@@ -452,8 +463,8 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	int64_t R = CG_TILE_THREADS / G;
 	if (G > 32 || z->rows < z->sms * R)
 		return false;
-	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
-	               .rule = CG_RULE_TILE};
+	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .direct = G == 1, .G = G, .R = R, .S = 1,
+	               .grid = cdiv(z->rows, R), .rule = CG_RULE_TILE};
 	return true;
 }
 
@@ -573,6 +584,7 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	z.n = out->n;
 	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
 	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .stream = f->stream, .K = f->K,
+	             .direct = f->path == CG_PATH_TILE && f->threads == 1,
 	             .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
 	             .rule = CG_RULE_FORCED};
@@ -609,7 +621,7 @@ int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *
 		const struct CgKernelInfo *ki = &m->kinfo[k];
 		int64_t off = 0;
 		for (int t = 0; t < ki->ntiles && ki->tile_param[t] != a->index; t++)
-			off += tile_size(ki, l->block[1], l->n, t);
+			off += tile_staged(ki, &m->entries[l->entry], t) ? tile_size(ki, l->block[1], l->n, t) : 0;
 		return off;
 	}
 	case CGARG_DIVMAGIC: {

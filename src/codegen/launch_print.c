@@ -66,8 +66,13 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", (long long)l->grid[1]);
 		return;
 	case CG_RULE_TILE:
-		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
-		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
+		if (m->entries[l->entry].direct)
+			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row), not a multiple of %d, and "
+			              "the rows many: each thread reads its row from global memory, a warp's 32 rows' outputs "
+			              "staged through shared memory", N, n, m->kinfo[k].tile_kmax, V, V);
+		else
+			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
+			              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
 		return;
 	case CG_RULE_ONE:
 		sb_printf(sb, "%s = 1: every reduction is its one value, so the rows go pointwise, a chunk of %d rows a "

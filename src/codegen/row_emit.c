@@ -453,7 +453,8 @@ const char *row_value_array(RowK *R, NodeId id)
 const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n)
 {
 	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
-		return arena_printf(R->c->a, "fz_tld(%s, fz_tr%d, %s, %s);", o, i, j0, n);
+		return arena_printf(R->c->a, "%s(%s, fz_tr%d, %s, %s);", row_tile_direct(R) ? "fz_gld" : "fz_tld", o, i, j0,
+		                    n);
 	const char *ptr = row_ptr(R, i);
 	bool keep = row_keeps(R, i);
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
@@ -475,29 +476,17 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 
 /* ---- passes -------------------------------------------------------------------------- */
 
-/* Does a staged entry keep fz_reduce's call? Those of f32 rows below
- * tile_kmax chunks, a thread a row: the call is never made (blockDim.x is
- * 1), yet without it ptxas's code ran slower. H100, one call, the call ->
- * fz_reduce_warp in its place (us): logsumexp f32 4194304x3 37.7 -> 41.9,
- * 2097152x7 29.6 -> 30.8, softmax f32 1198373x7 29.0 -> 29.6, bcast3 f32
- * 8x139811x7 30.8 -> 31.2, at the same registers; why was not found (the
- * copies' loads turn ld.global.nc without it, which alone did not explain
- * it). The others' groups (at most a warp: launch.c's tile_rules) reduce
- * by inline shuffles (fz_reduce_warp), which won there (docs/performance.md,
- * "Staged rows"), and the halves' too (softmax f16 2396746x7 46.0 -> 44.4). */
-static bool tile_reduce_call(const RowK *R)
-{
-	return R->path->path == CG_PATH_TILE && R->vec <= 4 && R->K < R->c->info->tile_kmax;
-}
-
 /* A reduction's block reduction. */
 static void emit_block_reduce(RowK *R, NodeId red)
 {
 	const char *op = cg_acc_op(&R->c->g->nodes[red]);
-	if (tile_reduce_call(R)) /* a thread a row: nothing to combine */
-		cw_line(R->w, "a%d = blockDim.x > 1 ? fz_reduce<%s>(a%d, fz_red + 32 * (fz_rp++ & 1)) : a%d;", red, op, red,
-		        red);
-	else if (R->path->path == CG_PATH_TILE)
+	/* Staged rows: a thread a row has nothing to combine (its partial is
+	 * the row's); a group, at most a warp (launch.c's tile_rules), shuffles
+	 * inline (fz_reduce_warp), which won over fz_reduce's call
+	 * (docs/performance.md, "Staged rows"). */
+	if (row_tile_direct(R))
+		return;
+	if (R->path->path == CG_PATH_TILE)
 		cw_line(R->w, "a%d = fz_reduce_warp<%s>(a%d);", red, op, red);
 	else
 		cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red, R->red_inline ? "_in" : "", op,
@@ -742,7 +731,7 @@ static void emit_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	if (R->P > 0 && (R->path->path != CG_PATH_TILE || tile_reduce_call(R))) { /* (fz_reduce_warp needs none) */
+	if (R->P > 0 && R->path->path != CG_PATH_TILE) { /* (fz_reduce_warp needs none) */
 		c->m->entries[c->m->nentries - 1].static_smem = CG_RED_WORDS * 8; /* the entry begun */
 		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
 		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
@@ -902,19 +891,20 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * slot's offset each, and a few more */
 	CgArg *args = ARENA_ARRAY(c->a, CgArg, 2 * k->nparams + 16 + c->info->nslots);
 	int nargs = 0;
+	R->path = rp;
 	for (int i = 0; i < k->nparams; i++)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
-	                     : tile      ? arena_printf(c->a, "tile%d", R->K)
+	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
 	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked; /* the entry's compile-time class */
 	c->m->entries[c->m->nentries - 1].stream = R->stream;
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
-	R->path = rp;
+	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	CgW body, before, inside, next, shift, nshift, *out = c->w;
@@ -1010,12 +1000,19 @@ static bool emit_path(RowK *R, const RowPath *rp)
 	 * up to tile_kmax, an entry each (compiled on first use) */
 	int kmax = rp->path == CG_PATH_TILE ? c->info->tile_kmax : R->rk;
 	for (int K = rp->path == CG_PATH_TILE ? 1 : R->rk; has && K <= kmax; K *= 2) {
+		/* below kmax chunks a thread holds its row alone (launch.c's
+		 * tile_rules); at kmax, either a thread or a group a row */
 		R->K = K;
+		R->direct = rp->path == CG_PATH_TILE && K < kmax;
 		if (!emit_entry(R, rp))
 			return false;
 		if (rp->path != CG_PATH_TILE)
 			break;
+		R->direct = K == kmax;
+		if (R->direct && !emit_entry(R, rp))
+			return false;
 	}
+	R->direct = false;
 	return true;
 }
 

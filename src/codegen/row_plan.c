@@ -671,10 +671,12 @@ static void plan_streams(RowK *R)
 	struct CgKernelInfo *ki = c->info;
 	ki->tile_param = ARENA_ARRAY(c->a, int, k->nparams + 1);
 	ki->tile_bytes = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	ki->tile_in = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	ki->ntiles = 0;
 	for (int i = 0; i < k->nparams && R->prim >= 0 && R->roff[R->prim] && full_layout(R, R->prim); i++)
 		if (R->aligned[i]) {
 			ki->tile_param[ki->ntiles] = i;
+			ki->tile_in[ki->ntiles] = k->params[i].kind == PARAM_IN;
 			ki->tile_bytes[ki->ntiles++] = (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);
 		}
 }

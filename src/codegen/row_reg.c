@@ -75,7 +75,10 @@ static void emit_pf_buffer(RowK *R, CgW *w)
 
 void row_reg_start(RowK *R, CgW *w)
 {
-	cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
+	if (row_tile_direct(R)) /* chunk k at k * V: every load's offset a constant */
+		cw_line(w, "const int fz_ji = 0, fz_stepi = %d; // a thread a row (blockDim.x is 1)", R->vec);
+	else
+		cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
 }
 
 static void reg_prologue(RowK *R, CgW *w)

@@ -22,6 +22,9 @@
  * Entries of 16 elements a thread copy their inputs in with cp.async, every
  * piece of a thread in flight at once (tile_async).
  *
+ * A row a thread holds alone takes the direct entries instead (below,
+ * row_tile_direct): its inputs read where they are, only its outputs staged.
+ *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
  * sectors each, of different rows; its partial-sector stores kept the L2
@@ -32,17 +35,56 @@
  */
 #include "codegen/rowint.h"
 
+/* Rows a thread holds alone (launch.c's tile_rules: up to tile_kmax
+ * chunks, rows of up to 16 elements in f32 and in halves) take the direct
+ * entries (`_tile<K>d`: every class below tile_kmax, and a twin of the
+ * tile_kmax class): each thread reads its own row straight from global
+ * memory, and only the outputs are staged, a warp's rows at a time, with no
+ * block barrier. A warp's loads of its 32 rows meet in the L1, so each
+ * sector comes from DRAM once; blockDim.x is 1, so a chunk's offset is a
+ * constant (row_reg_start) and there is nothing to combine (no reduction
+ * code): every load of the row issues at once. Measured on the H200
+ * (docs/performance.md, "A thread a row"; bench/replay_ab.py, main -> the
+ * direct entries, us): faster at all 20 shapes of rows of 3 to 15 timed,
+ * 0.77-0.94x: logsumexp f32 2097152x7 26.5 -> 20.4, softmax f32 838861x10
+ * 31.0 -> 25.5, rmsnorm bf16 2396745x7 39.6 -> 31.6, layernorm f16
+ * 5592405x3 96.5 -> 85.6. Rows of 31 (two threads a row, staged) keep the
+ * staged entries: a hand-written thread of 32 elements was no faster
+ * (softmax f32 270601x31 25.2 -> 25.3 us, layernorm 25.6 -> 28.1). */
+bool row_tile_direct(const RowK *R)
+{
+	return R->path->path == CG_PATH_TILE && R->direct;
+}
+
+/* Is tile t staged (copied through shared memory) by the entry being written? */
+static bool tile_staged(const RowK *R, int t) { return !(row_tile_direct(R) && R->c->info->tile_in[t]); }
+
+/* Does the kernel stage outputs (per-element ones of the rows' layout)? */
+static bool tile_outputs(const RowK *R)
+{
+	const struct CgKernelInfo *ki = R->c->info;
+	for (int t = 0; t < ki->ntiles; t++)
+		if (!ki->tile_in[t])
+			return true;
+	return false;
+}
+
 static int tile_args(RowK *R, CgArg *args)
 {
 	const struct CgKernelInfo *ki = R->c->info;
 	int n = 0;
 	for (int t = 0; t < ki->ntiles; t++)
-		args[n++] = (CgArg){CGARG_TILE, ki->tile_param[t]};
+		if (tile_staged(R, t))
+			args[n++] = (CgArg){CGARG_TILE, ki->tile_param[t]};
 	return n;
 }
 
 static const char *tile_describe(RowK *R)
 {
+	if (row_tile_direct(R))
+		return arena_printf(R->c->a, "short rows, a thread a row: its inputs read straight from global memory, its "
+		                    "outputs staged through shared memory a warp's rows at a time; each row in registers, "
+		                    "%d chunk%s of %d elements", R->K, R->K == 1 ? "" : "s", R->vec);
 	return arena_printf(R->c->a, "short rows: the block's rows staged through shared memory, copied in and out as "
 	                    "whole vectors; each row in registers, %d chunk%s of %d elements a thread", R->K,
 	                    R->K == 1 ? "" : "s", R->vec);
@@ -58,6 +100,8 @@ static void tile_prologue(RowK *R, CgW *w)
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *ty = cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype);
+		if (!tile_staged(R, t))
+			continue;
 		cw_line(w, "%s *fz_t%d = reinterpret_cast<%s *>(reinterpret_cast<unsigned char *>(fz_smem) + fz_tile%d); // %s",
 		        ty, i, ty, i, cg_param_name(c, i));
 	}
@@ -79,13 +123,24 @@ static void tile_row_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	bool async = tile_async(R);
-	cw_line(w, "// the block's rows, one span of each stream, staged in shared memory");
-	cw_line(w, "const long long fz_tb = fz_rb * fz_n, fz_te = (fz_rb + blockDim.y < fz_rows ? fz_rb + blockDim.y : "
-	           "fz_rows) * fz_n;");
+	bool async = tile_async(R), direct = row_tile_direct(R);
+	if (direct)
+		cw_line(w, "// a thread a row: its inputs read where they are, its outputs staged");
+	else
+		cw_line(w, "// the block's rows, one span of each stream, staged in shared memory");
+	if (direct && tile_outputs(R)) /* the outputs' span begins there */
+		cw_line(w, "const long long fz_tb = fz_rb * fz_n;");
+	else if (!direct)
+		cw_line(w, "const long long fz_tb = fz_rb * fz_n, fz_te = (fz_rb + blockDim.y < fz_rows ? fz_rb + blockDim.y "
+		           ": fz_rows) * fz_n;");
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *name = cg_param_name(c, i);
+		if (!tile_staged(R, t)) {
+			cw_line(w, "const %s *__restrict__ fz_tr%d = %s + (fz_act ? fz_row : fz_rows - 1) * fz_n;",
+			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, name);
+			continue;
+		}
 		cw_line(w, "const int fz_o%d = fz_toff<%d>(%s, fz_tb);", i, R->vec, name);
 		if (R->k->params[i].kind == PARAM_IN)
 			cw_line(w, "fz_tin%s<%d>(fz_t%d, %s, fz_tb, fz_te, fz_o%d);", async ? "_async" : "", R->vec, i, name, i);
@@ -94,7 +149,8 @@ static void tile_row_head(RowK *R, CgW *w)
 	}
 	if (async)
 		cw_line(w, "fz_cpa_wait();");
-	cw_line(w, "__syncthreads();");
+	if (!direct)
+		cw_line(w, "__syncthreads();");
 	/* the other streams (column operands, masks of another layout): their
 	 * chunks are aligned where the row's start is */
 	for (int i = 0; i < R->k->nparams; i++)
@@ -104,12 +160,39 @@ static void tile_row_head(RowK *R, CgW *w)
 	row_reg_row(R, w);
 }
 
+/* A thread a row: each warp's rows' outputs back to global memory by the
+ * warp, once its rows are written (its lanes are its 32 rows: blockDim.x is
+ * 1); a warp's part of a tile is its own, free again after the second
+ * __syncwarp. */
+static void tile_warp_tail(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	const struct CgKernelInfo *ki = c->info;
+	if (!tile_outputs(R))
+		return;
+	cw_line(w, "__syncwarp();");
+	cw_line(w, "const int fz_w0 = (int)threadIdx.y & ~31; // the warp's first row of the block's, then its end");
+	cw_line(w, "const int fz_w1 = fz_rb + fz_w0 + 32 < fz_rows ? fz_w0 + 32 : fz_rows - fz_rb > fz_w0 ? (int)(fz_rows - "
+	           "fz_rb) : fz_w0;");
+	for (int t = 0; t < ki->ntiles; t++) {
+		int i = ki->tile_param[t];
+		if (!ki->tile_in[t])
+			cw_line(w, "fz_tout_warp<%d>(%s, fz_t%d, fz_tb, fz_o%d, fz_o%d + fz_w0 * (int)fz_n, fz_o%d + fz_w1 * (int)fz_n);",
+			        R->vec, cg_param_name(c, i), i, i, i, i);
+	}
+	cw_line(w, "__syncwarp();");
+}
+
 /* The outputs' span back to global memory, once every row is written; the
  * tiles are free again after the second barrier. */
 static void tile_row_tail(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
+	if (row_tile_direct(R)) {
+		tile_warp_tail(R, w);
+		return;
+	}
 	cw_line(w, "__syncthreads();");
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];

@@ -94,6 +94,7 @@ struct RowK {
 	                           chunks through fz_ldc */
 	/* The entry being written. */
 	const RowPath *path;
+	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
 	CgW *w;                 /* its body */
@@ -150,6 +151,9 @@ bool row_is_stream(const RowK *R, int i);
 bool row_is_copied(const RowK *R, NodeId id);
 /* The TILE path: parameter i's tile (its index in CgKernelInfo.tile_param), or -1. */
 int row_tile_of(const RowK *R, int i);
+/* row_tile.c: is the entry being written a TILE entry of a thread a row,
+ * its inputs read straight from global memory? */
+bool row_tile_direct(const RowK *R);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
 

@@ -4,7 +4,7 @@
  *
  * Every CUDA thread is a fiber (ucontext) with its own stack; the fibers
  * of a launch run one at a time, switching only where a kernel waits: at
- * __syncthreads, at a warp shuffle (all lanes of the warp deposit their
+ * __syncthreads and __syncwarp, at a warp shuffle (all lanes of the warp deposit their
  * value, then all read), and in __nanosleep (the split-row spin wait). So the
  * kernels run exactly as written, barriers and shuffles included, with the
  * same per-block shared memory (exactly the launch's dynamic amount, ending
@@ -132,6 +132,7 @@ static inline void emu_arrive(emu_sync &s)
 }
 
 static inline void __syncthreads() { emu_arrive(emu.blocks[emu.cur->block].bar); }
+static inline void __syncwarp(unsigned = 0xffffffffu) { emu_arrive(emu.warps[emu.cur->warp].bar); }
 static inline void __threadfence() {}
 static inline void __nanosleep(unsigned) { emu_yield(); }
 

@@ -230,12 +230,13 @@ START_TEST(entries_and_arguments)
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
 	/* the pointwise entry; reg4 and its masked class, the tile's three
-	 * classes (the paths in registers), row, split (the cached ones), split
-	 * rows without a cache and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 9);
-	static const char *names[] = {"test_k0_pw",    "test_k1_reg4",  "test_k1_reg4m", "test_k1_tile1",
-	                              "test_k1_tile2", "test_k1_tile4", "test_k1_row",   "test_k1_split",
-	                              "test_k1_stream", "test_k1_one"};
+	 * classes of a thread a row (d) and its class of groups (the paths in
+	 * registers), row, split (the cached ones), split rows without a cache
+	 * and rows of one element */
+	ck_assert_int_eq(m->nentries, 1 + 10);
+	static const char *names[] = {"test_k0_pw",     "test_k1_reg4",  "test_k1_reg4m", "test_k1_tile1d",
+	                              "test_k1_tile2d", "test_k1_tile4", "test_k1_tile4d", "test_k1_row",
+	                              "test_k1_split",  "test_k1_stream", "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -250,12 +251,12 @@ START_TEST(entries_and_arguments)
 			ck_assert_int_eq(e->args[j].kind, path_args[e->path][j - k->nparams]);
 		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW     ? 3
 		                                          : e->path == CG_PATH_SPLIT ? (e->stream ? 3 : 5)
-		                                          : e->path == CG_PATH_TILE  ? 2
+		                                          : e->path == CG_PATH_TILE  ? (e->direct ? 1 : 2) /* m's; x's */
 		                                                                     : 0));
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[10] = {0};
+		bool want[16] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -315,11 +316,11 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the seven entries (the register path's two classes, the
-	 * general loop, split rows, the three classes of staged rows); split
+	 * each of the eight entries (the register path's two classes, the
+	 * general loop, split rows, the four entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 43);
+	ck_assert_int_eq(lines, 47);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -555,13 +556,35 @@ START_TEST(row_schedules_by_length)
 	const CgEntry *te = &c->module.entries[l.entry];
 	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's tile after x's */
 	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (64 * 63 + 8) * 4);
-	/* the shortest: a thread a row of the fewest chunks, 256 rows a block */
+	ck_assert(!te->direct && strstr(te->text, "fz_tin") && !strstr(te->text, "fz_gld"));
+	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
+	 * its input read from global memory (fz_gld), only y staged: one tile
+	 * of 256 * 7 + 8 elements, rounded to 16 bytes */
 	l = launch(c, 0, (int64_t[]){1 << 20, 7});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2");
+	te = &c->module.entries[l.entry];
+	ck_assert_str_eq(te->symbol, "test_k0_tile2d");
 	ck_assert_uint_eq(l.block[0], 1);
 	ck_assert_uint_eq(l.block[1], 256);
+	ck_assert(te->direct);
+	ck_assert(strstr(te->text, "fz_gld(") && strstr(te->text, "fz_tout_warp<4>(out_y"));
+	ck_assert(!strstr(te->text, "fz_tin") && !strstr(te->text, "__syncthreads"));
+	ck_assert_int_eq(l.tiles, 7200);
+	ck_assert_uint_eq(l.smem, 7200);
+	int ntile = 0;
+	for (int a = 0; a < te->nargs; a++)
+		ntile += te->args[a].kind == CGARG_TILE;
+	ck_assert_int_eq(ntile, 1);
+	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's, first in the layout */
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), 0);
 	l = launch(c, 0, (int64_t[]){1 << 20, 3});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1");
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1d");
+	ck_assert(c->module.entries[l.entry].direct);
+	ck_assert_int_eq(l.tiles, 256 * 3 * 4 + 32);
+	/* and up to tile_kmax chunks: 13 takes the twin of the class of 4 */
+	l = launch(c, 0, (int64_t[]){1 << 20, 13});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4d");
+	ck_assert_uint_eq(l.block[0], 1);
+	ck_assert_int_eq(l.tiles, 256 * 13 * 4 + 32);
 	/* a multiple of 4: the register path's aligned vectors (faster than the
 	 * tile, measured) */
 	l = launch(c, 0, (int64_t[]){1 << 20, 64});
@@ -908,11 +931,12 @@ END_TEST
 START_TEST(tile_entries)
 {
 	static const struct {
-		const char *ty, *bounds[3];
+		const char *ty, *bounds[4];
 	} cases[] = {
-	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1(", "__launch_bounds__(256, 8) test_k0_tile2(",
-	             "__launch_bounds__(1024) test_k0_tile4("}},
-	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1(", "__launch_bounds__(256, 5) test_k0_tile2(", NULL}},
+	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1d(", "__launch_bounds__(256, 8) test_k0_tile2d(",
+	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
+	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1d(", "__launch_bounds__(256, 5) test_k0_tile2(",
+	             "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
 	};
 	for (int i = 0; i < 2; i++) {
 		char prog[160];
@@ -926,14 +950,22 @@ START_TEST(tile_entries)
 				continue;
 			const char *bound = cases[i].bounds[ntiles++];
 			ck_assert_msg(bound && strstr(m->source, bound), "%s: no %s", cases[i].ty, bound);
-			bool call = i == 0 && t->K < m->kinfo[t->kernel].tile_kmax;
-			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !call);
-			ck_assert_int_eq(strstr(t->text, "a1 = blockDim.x > 1 ? fz_reduce<fz_max>(a1, ") != NULL, call);
-			ck_assert_int_eq(strstr(t->text, "__shared__ unsigned long long fz_red[") != NULL, call);
-			ck_assert_int_eq(t->static_smem, call ? CG_RED_WORDS * 8 : 0);
-			ck_assert_ptr_nonnull(strstr(t->text, "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
+			/* a thread a row (every class below tile_kmax, a twin of
+			 * tile_kmax's), its input read where it is, its chunks at
+			 * constant offsets and nothing to combine; a group a row
+			 * reduces by shuffles */
+			bool direct = t->symbol[strlen(t->symbol) - 1] == 'd';
+			ck_assert_int_eq(t->direct, direct);
+			ck_assert(direct || t->K == m->kinfo[t->kernel].tile_kmax);
+			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !direct);
+			ck_assert_int_eq(strstr(t->text, "fz_ji = 0, fz_stepi = ") != NULL, direct);
+			ck_assert_ptr_null(strstr(t->text, "fz_reduce<"));
+			ck_assert_ptr_null(strstr(t->text, "__shared__ unsigned long long fz_red["));
+			ck_assert_int_eq(t->static_smem, 0);
+			ck_assert_ptr_nonnull(strstr(t->text, direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
+			                                              : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
 		}
-		ck_assert_int_eq(ntiles, i == 0 ? 3 : 2);
+		ck_assert_int_eq(ntiles, i == 0 ? 4 : 3);
 		const CgEntry *r = entry_of(c, CG_PATH_REG, false);
 		ck_assert_int_eq(r->static_smem, CG_RED_WORDS * 8);
 		pipe_free(c);
