@@ -21,6 +21,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import cubin_lab  # noqa: E402
 import plot  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
@@ -184,6 +185,33 @@ class Run(unittest.TestCase):
         p = subprocess.run([sys.executable, os.path.join(HERE, "replay_profile.py")], capture_output=True, text=True)
         self.assertEqual(p.returncode, 1)
         self.assertIn("unknown or no point keys", p.stderr)
+
+    def test_cubin_lab_checks_its_spec_first(self):
+        """bench/cubin_lab.py: a missing cubin, a spec that is not one, and
+        unknown keys stop it before torch is imported; the shipped spec
+        names its points."""
+        tool = os.path.join(HERE, "cubin_lab.py")
+        spec = os.path.join(HERE, "lab", "short_rows.json")
+        p = subprocess.run([sys.executable, tool, "--cubin", "/nonexistent.cubin", spec], capture_output=True,
+                           text=True)
+        self.assertEqual((p.returncode, p.stderr.strip()), (1, "cubin_lab: /nonexistent.cubin: no such cubin"))
+        with tempfile.TemporaryDirectory() as d:
+            cubin, bad, unknown = (os.path.join(d, f) for f in ("k.cubin", "bad.json", "unknown.json"))
+            for path, text in ((cubin, ""), (bad, '{"points": [{"key": "softmax-f32-8x8"}]}'),
+                               (unknown, '{"points": [{"key": "nosuch-f32-8x8", "kernels": []}]}')):
+                with open(path, "w") as f:
+                    f.write(text)
+            p = subprocess.run([sys.executable, tool, "--cubin", cubin, bad], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr.strip(), "cubin_lab: %s: not a spec (KeyError: 'kernels')" % bad)
+            p = subprocess.run([sys.executable, tool, "--cubin", cubin, unknown], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr.strip(), "cubin_lab: unknown or no point keys: nosuch-f32-8x8 "
+                             "(see bench/sweep.py --dry-run)")
+        got, points = cubin_lab.load_spec(spec)
+        self.assertEqual(len(points), 12)
+        self.assertEqual((points[0]["key"], points[0]["rows"], points[0]["width"]),
+                         ("logsumexp-f32-2097152x7", 2097152, 7))
 
     def test_replay_ab_checks_its_keys_and_libraries_first(self):
         """bench/replay_ab.py, likewise; and a library that is not there."""

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""bench/cubin_lab.py: hand-written kernels beside fusec and torch.compile,
+timed as the sweep times, to try a kernel design before writing it into the
+code generator.
+
+  nvcc -cubin -arch=sm_90 -O3 -std=c++17 bench/lab/short_rows.cu -o build/short_rows.cubin
+  PYTHONPATH=python FUSEC_LIBRARY=build/libfusec.so \\
+      python3 bench/cubin_lab.py --cubin build/short_rows.cubin bench/lab/short_rows.json
+
+The spec (JSON) names points, each a sweep key or a row family's shape the
+plan lacks (bench/sweep.py's point_of_key), and the kernels to run there:
+
+  {"points": [{"key": "softmax-f32-645278x13",
+               "kernels": [{"name": "sm_f32_16", "rows_per_block": 256, "block": [256, 1, 1],
+                            "smem": 16384, "args": ["x", "@out", "@null", "@null", ["f32", 0],
+                                                    "@rows", ["i32", "@n"]]}]}]}
+
+A kernel's grid is its point's rows over rows_per_block (or "grid": [x, y,
+z]); its arguments are the point's inputs by name, "@out" (an output shaped
+as the family's first output, of the first input's dtype), "@null", "@rows"
+and "@n" (the row count and width, 64-bit), or [type, value] with type i32,
+i64 or f32 and value a number, an input's name (a scalar) or "@rows"/"@n".
+Each point prints torch.compile's, fusec's and each kernel's µs a call
+(three replays of the sweep's CUDA graph over input copies:
+run.graph_over_copies) and its largest difference from the family's
+function in float64. The spec, the cubin and the keys are checked before
+torch is imported.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import run  # noqa: E402  (the sweep's CUDA-graph replay)
+import sweep  # noqa: E402  (the points, their inputs and functions)
+
+CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float}
+
+
+def fail(msg):
+    sys.exit("cubin_lab: " + msg)
+
+
+def load_spec(path):
+    """The spec and its points, or an exit naming what is wrong."""
+    try:
+        with open(path) as f:
+            spec = json.load(f)
+        items = spec["points"]
+        for item in items:
+            for k in item["kernels"]:
+                k["name"], k["block"], k["args"]  # noqa: B018 (required fields)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        fail("%s: not a spec (%s: %s)" % (path, type(e).__name__, e))
+    return spec, sweep.known_points("cubin_lab", [item["key"] for item in items])
+
+
+class Module:
+    """A cubin loaded by the driver, in torch's context."""
+
+    def __init__(self, torch, path):
+        self.torch, self.cu = torch, ctypes.CDLL("libcuda.so.1")
+        torch.zeros(1, device="cuda")  # the primary context, current
+        self.m, self.f = ctypes.c_void_p(), {}
+        self.check(self.cu.cuModuleLoad(ctypes.byref(self.m), path.encode()), "cuModuleLoad " + path)
+
+    def check(self, r, what):
+        if r != 0:
+            raise RuntimeError("%s: CUresult %d" % (what, r))
+
+    def func(self, name, smem):
+        if name not in self.f:
+            f = ctypes.c_void_p()
+            self.check(self.cu.cuModuleGetFunction(ctypes.byref(f), self.m, name.encode()), name)
+            if smem > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                self.check(self.cu.cuFuncSetAttribute(f, 8, ctypes.c_int(smem)), name + ": shared memory")
+            self.f[name] = f
+        return self.f[name]
+
+    def launch(self, name, grid, block, smem, values):
+        params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+        stream = ctypes.c_void_p(self.torch.cuda.current_stream().cuda_stream)
+        self.check(self.cu.cuLaunchKernel(self.func(name, smem), *grid, *block, smem, stream, params, None), name)
+
+
+def kernel_fn(torch, mod, k, p, out_shape):
+    """fn(**inputs) launching kernel k at point p, returning its output."""
+    rows, n = p["rows"], p["width"]
+    grid = k.get("grid") or [-(-rows // k["rows_per_block"]), 1, 1]
+    special = {"@rows": rows, "@n": n}
+
+    def fn(**kw):
+        first = next(v for v in kw.values() if torch.is_tensor(v))
+        out = torch.empty(out_shape, dtype=first.dtype, device=first.device)
+        values = []
+        for a in k["args"]:
+            if a == "@out":
+                values.append(ctypes.c_void_p(out.data_ptr()))
+            elif a == "@null":
+                values.append(ctypes.c_void_p(0))
+            elif a in special:
+                values.append(ctypes.c_int64(special[a]))
+            elif isinstance(a, list):
+                v = special.get(a[1], kw.get(a[1], a[1])) if isinstance(a[1], str) else a[1]
+                values.append(CTYPES[a[0]](v))
+            elif isinstance(a, str):
+                values.append(ctypes.c_void_p(kw[a].data_ptr()))
+            else:
+                values.append(ctypes.c_int64(a))
+        mod.launch(k["name"], grid, k["block"], k.get("smem", 0), values)
+        return out
+
+    return fn
+
+
+def timed(torch, fn, inputs, ref, key, label):
+    got = fn(**inputs)
+    got = got[0] if isinstance(got, tuple) else got
+    torch.cuda.synchronize()
+    err = (got.double() - ref).abs().max().item()
+    g, sets = run.graph_over_copies(torch, fn, inputs)
+    us = [run.replay_us(torch, g, len(sets), 0.15) for _ in range(3)]
+    del g, sets
+    print("%-32s %-22s %7.1f %7.1f %7.1f  max err %.1e" % (key, label, *us, err), flush=True)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cubin", required=True, help="the kernels, compiled for this GPU")
+    ap.add_argument("spec", help="the points and kernels (JSON)")
+    a = ap.parse_args(argv)
+    if not os.path.isfile(a.cubin):
+        fail("%s: no such cubin" % a.cubin)
+    spec, points = load_spec(a.spec)
+    import torch
+    import torch.nn.functional as F_
+    import fusec
+
+    mod = Module(torch, os.path.abspath(a.cubin))
+    fns = sweep.torch_programs(torch, F_)
+    for item, p in zip(spec["points"], points):
+        inputs, prog, comp = sweep.compiled_point(torch, fusec, fns, p)
+        comp(**inputs)  # torch.compile first, on the default stream, as the sweep
+        torch.cuda.synchronize()
+        ref = fns[sweep.family(p["family"], p["dtype"])["torch"]](
+            **{k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in inputs.items()})
+        ref = ref[0] if isinstance(ref, tuple) else ref
+        timed(torch, comp, inputs, ref, p["key"], "torch.compile")
+        timed(torch, prog, inputs, ref, p["key"], "fusec")
+        for k in item["kernels"]:
+            timed(torch, kernel_fn(torch, mod, k, p, ref.shape), inputs, ref, p["key"], k["name"])
+        del inputs
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
