@@ -99,9 +99,9 @@ static void tile_prologue(RowK *R, CgW *w)
 	row_reg_start(R, w);
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
-		const char *ty = cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype);
 		if (!tile_staged(R, t))
 			continue;
+		const char *ty = cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype);
 		cw_line(w, "%s *fz_t%d = reinterpret_cast<%s *>(reinterpret_cast<unsigned char *>(fz_smem) + fz_tile%d); // %s",
 		        ty, i, ty, i, cg_param_name(c, i));
 	}
@@ -116,48 +116,76 @@ static void tile_prologue(RowK *R, CgW *w)
  * once) softmax f32 1198373x7 31.3 -> 32.4. */
 static bool tile_async(const RowK *R) { return R->K * R->vec >= 16; }
 
-/* The block's rows: their span fz_tb .. fz_te-1 of each staged input copied
- * into its tile; each staged stream's row there (fz_tr<i>); the row's
- * registers. */
-static void tile_row_head(RowK *R, CgW *w)
+/* After the tiles: the other streams' alignment tests (column operands,
+ * masks of another layout: their chunks are aligned where the row's start
+ * is), then the row's registers. */
+static void tile_row_rest(RowK *R, CgW *w)
+{
+	for (int i = 0; i < R->k->nparams; i++)
+		if (R->used[i] && row_is_stream(R, i) && row_tile_of(R, i) < 0)
+			cw_line(w, "const bool fz_v%d = fz_aligned(%s, %d);", i, row_ptr(R, i),
+			        cg_vec_align(R->vec, (fz_dtype)R->c->g->nodes[R->k->params[i].node].dtype));
+	row_reg_row(R, w);
+}
+
+/* A staged stream's row in its tile (fz_tr<i>), the tile placed at the
+ * stream's alignment before the span (fz_o<i>). */
+static void tile_row_in_tile(RowK *R, CgW *w, int i)
+{
+	cw_line(w, "%s *fz_tr%d = fz_t%d + fz_o%d + (int)threadIdx.y * (int)fz_n;",
+	        cg_store_type((fz_dtype)R->c->g->nodes[R->k->params[i].node].dtype), i, i, i);
+}
+
+/* A thread a row: its inputs' rows where they are (fz_tr<i> in global
+ * memory), its outputs' rows in their tiles; no barrier. */
+static void tile_direct_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	bool async = tile_async(R), direct = row_tile_direct(R);
-	if (direct)
-		cw_line(w, "// a thread a row: its inputs read where they are, its outputs staged");
-	else
-		cw_line(w, "// the block's rows, one span of each stream, staged in shared memory");
-	if (direct && tile_outputs(R)) /* the outputs' span begins there */
+	cw_line(w, "// a thread a row: its inputs read where they are, its outputs staged");
+	if (tile_outputs(R)) /* the outputs' span begins there */
 		cw_line(w, "const long long fz_tb = fz_rb * fz_n;");
-	else if (!direct)
-		cw_line(w, "const long long fz_tb = fz_rb * fz_n, fz_te = (fz_rb + blockDim.y < fz_rows ? fz_rb + blockDim.y "
-		           ": fz_rows) * fz_n;");
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *name = cg_param_name(c, i);
-		if (!tile_staged(R, t)) {
+		if (ki->tile_in[t]) {
 			cw_line(w, "const %s *__restrict__ fz_tr%d = %s + (fz_act ? fz_row : fz_rows - 1) * fz_n;",
 			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, name);
 			continue;
 		}
 		cw_line(w, "const int fz_o%d = fz_toff<%d>(%s, fz_tb);", i, R->vec, name);
+		tile_row_in_tile(R, w, i);
+	}
+	tile_row_rest(R, w);
+}
+
+/* The block's rows: their span fz_tb .. fz_te-1 of each staged input copied
+ * into its tile; each staged stream's row there (fz_tr<i>); the row's
+ * registers. A thread a row: tile_direct_head. */
+static void tile_row_head(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	const struct CgKernelInfo *ki = c->info;
+	if (row_tile_direct(R)) {
+		tile_direct_head(R, w);
+		return;
+	}
+	bool async = tile_async(R);
+	cw_line(w, "// the block's rows, one span of each stream, staged in shared memory");
+	cw_line(w, "const long long fz_tb = fz_rb * fz_n, fz_te = (fz_rb + blockDim.y < fz_rows ? fz_rb + blockDim.y : "
+	           "fz_rows) * fz_n;");
+	for (int t = 0; t < ki->ntiles; t++) {
+		int i = ki->tile_param[t];
+		const char *name = cg_param_name(c, i);
+		cw_line(w, "const int fz_o%d = fz_toff<%d>(%s, fz_tb);", i, R->vec, name);
 		if (R->k->params[i].kind == PARAM_IN)
 			cw_line(w, "fz_tin%s<%d>(fz_t%d, %s, fz_tb, fz_te, fz_o%d);", async ? "_async" : "", R->vec, i, name, i);
-		cw_line(w, "%s *fz_tr%d = fz_t%d + fz_o%d + (int)threadIdx.y * (int)fz_n;",
-		        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, i, i);
+		tile_row_in_tile(R, w, i);
 	}
 	if (async)
 		cw_line(w, "fz_cpa_wait();");
-	if (!direct)
-		cw_line(w, "__syncthreads();");
-	/* the other streams (column operands, masks of another layout): their
-	 * chunks are aligned where the row's start is */
-	for (int i = 0; i < R->k->nparams; i++)
-		if (R->used[i] && row_is_stream(R, i) && row_tile_of(R, i) < 0)
-			cw_line(w, "const bool fz_v%d = fz_aligned(%s, %d);", i, row_ptr(R, i),
-			        cg_vec_align(R->vec, (fz_dtype)c->g->nodes[R->k->params[i].node].dtype));
-	row_reg_row(R, w);
+	cw_line(w, "__syncthreads();");
+	tile_row_rest(R, w);
 }
 
 /* A thread a row: each warp's rows' outputs back to global memory by the

@@ -1431,7 +1431,6 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4d(
 		const float *__restrict__ fz_tr0 = in_x + (fz_act ? fz_row : fz_rows - 1) * fz_n;
 		const int fz_o3 = fz_toff<4>(out_y, fz_tb);
 		float *fz_tr3 = fz_t3 + fz_o3 + (int)threadIdx.y * (int)fz_n;
-		fz_cpa_wait();
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[4][4];
