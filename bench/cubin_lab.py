@@ -54,7 +54,11 @@ def load_spec(path):
         items = spec["points"]
         for item in items:
             for k in item["kernels"]:
-                k["name"], k["block"], k["args"]  # noqa: B018 (required fields)
+                missing = [f for f in ("name", "block", "args") if f not in k]
+                if "grid" not in k and "rows_per_block" not in k:
+                    missing.append("grid or rows_per_block")
+                if missing:
+                    raise KeyError("kernel %s lacks %s" % (k.get("name", "?"), ", ".join(missing)))
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail("%s: not a spec (%s: %s)" % (path, type(e).__name__, e))
     return spec, sweep.known_points("cubin_lab", [item["key"] for item in items])

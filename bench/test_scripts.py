@@ -197,13 +197,20 @@ class Run(unittest.TestCase):
         self.assertEqual((p.returncode, p.stderr.strip()), (1, "cubin_lab: /nonexistent.cubin: no such cubin"))
         with tempfile.TemporaryDirectory() as d:
             cubin, bad, unknown = (os.path.join(d, f) for f in ("k.cubin", "bad.json", "unknown.json"))
+            nogrid = os.path.join(d, "nogrid.json")
             for path, text in ((cubin, ""), (bad, '{"points": [{"key": "softmax-f32-8x8"}]}'),
-                               (unknown, '{"points": [{"key": "nosuch-f32-8x8", "kernels": []}]}')):
+                               (unknown, '{"points": [{"key": "nosuch-f32-8x8", "kernels": []}]}'),
+                               (nogrid, '{"points": [{"key": "softmax-f32-8x8", "kernels": '
+                                        '[{"name": "k", "block": [32, 1, 1], "args": []}]}]}')):
                 with open(path, "w") as f:
                     f.write(text)
             p = subprocess.run([sys.executable, tool, "--cubin", cubin, bad], capture_output=True, text=True)
             self.assertEqual(p.returncode, 1)
             self.assertEqual(p.stderr.strip(), "cubin_lab: %s: not a spec (KeyError: 'kernels')" % bad)
+            p = subprocess.run([sys.executable, tool, "--cubin", cubin, nogrid], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr.strip(), "cubin_lab: %s: not a spec (KeyError: 'kernel k lacks grid or "
+                             "rows_per_block')" % nogrid)
             p = subprocess.run([sys.executable, tool, "--cubin", cubin, unknown], capture_output=True, text=True)
             self.assertEqual(p.returncode, 1)
             self.assertEqual(p.stderr.strip(), "cubin_lab: unknown or no point keys: nosuch-f32-8x8 "

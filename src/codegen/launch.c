@@ -94,20 +94,16 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 	return b;
 }
 
-/* Bytes of tile t of a block of R rows of n (TILE): it holds the rows' span
- * from its alignment boundary (up to V - 1 elements before it), and fz_tld
- * reads whole chunks, up to V - 1 elements past the last row's end: R * n +
- * 2V elements, 16-byte aligned. */
-static int64_t tile_size(const struct CgKernelInfo *ki, int64_t R, int64_t n, int t)
-{
-	return cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16;
-}
+bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, int t) { return !(direct && ki->tile_in[t]); }
 
-/* Does entry e stage tile t? Not the inputs, in the entries of a thread a
- * row (row_tile.c's row_tile_direct). */
-static bool tile_staged(const struct CgKernelInfo *ki, const CgEntry *e, int t)
+/* Bytes of tile t of a block of R rows of n that entry e stages (TILE): it
+ * holds the rows' span from its alignment boundary (up to V - 1 elements
+ * before it), and fz_tld reads whole chunks, up to V - 1 elements past the
+ * last row's end: R * n + 2V elements, 16-byte aligned; 0 where e does not
+ * stage it. */
+static int64_t tile_size(const struct CgKernelInfo *ki, const CgEntry *e, int64_t R, int64_t n, int t)
 {
-	return !(e->direct && ki->tile_in[t]);
+	return cg_tile_staged(ki, e->direct, t) ? cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16 : 0;
 }
 
 /* The tiles entry e stages, one after another, their offsets into *off. */
@@ -117,7 +113,7 @@ int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t 
 	for (int t = 0; t < ki->ntiles; t++) {
 		if (off)
 			off[t] = b;
-		b += tile_staged(ki, e, t) ? tile_size(ki, R, n, t) : 0;
+		b += tile_size(ki, e, R, n, t);
 	}
 	return b;
 }
@@ -178,7 +174,6 @@ typedef struct Choice {
 	bool masked;               /* REG: the masked class */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
-	bool direct;               /* TILE: a thread a row, its inputs read where they are */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
@@ -192,7 +187,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
 		const CgEntry *en = &m->entries[e];
 		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked
-		           : path == CG_PATH_TILE  ? en->K == K && en->direct == ch->direct
+		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
 		                                   : true;
 		if (en->path == path && cls)
@@ -463,8 +458,8 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	int64_t R = CG_TILE_THREADS / G;
 	if (G > 32 || z->rows < z->sms * R)
 		return false;
-	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .direct = G == 1, .G = G, .R = R, .S = 1,
-	               .grid = cdiv(z->rows, R), .rule = CG_RULE_TILE};
+	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
+	               .rule = CG_RULE_TILE};
 	return true;
 }
 
@@ -584,7 +579,6 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	z.n = out->n;
 	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
 	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .stream = f->stream, .K = f->K,
-	             .direct = f->path == CG_PATH_TILE && f->threads == 1,
 	             .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
 	             .rule = CG_RULE_FORCED};
@@ -621,7 +615,7 @@ int64_t cg_launch_arg(const CgModule *m, int k, const CgLaunch *l, const CgArg *
 		const struct CgKernelInfo *ki = &m->kinfo[k];
 		int64_t off = 0;
 		for (int t = 0; t < ki->ntiles && ki->tile_param[t] != a->index; t++)
-			off += tile_staged(ki, &m->entries[l->entry], t) ? tile_size(ki, l->block[1], l->n, t) : 0;
+			off += tile_size(ki, &m->entries[l->entry], l->block[1], l->n, t);
 		return off;
 	}
 	case CGARG_DIVMAGIC: {

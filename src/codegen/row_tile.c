@@ -57,7 +57,7 @@ bool row_tile_direct(const RowK *R)
 }
 
 /* Is tile t staged (copied through shared memory) by the entry being written? */
-static bool tile_staged(const RowK *R, int t) { return !(row_tile_direct(R) && R->c->info->tile_in[t]); }
+static bool tile_staged(const RowK *R, int t) { return cg_tile_staged(R->c->info, row_tile_direct(R), t); }
 
 /* Does the kernel stage outputs (per-element ones of the rows' layout)? */
 static bool tile_outputs(const RowK *R)

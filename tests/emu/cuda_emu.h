@@ -4,16 +4,16 @@
  *
  * Every CUDA thread is a fiber (ucontext) with its own stack; the fibers
  * of a launch run one at a time, switching only where a kernel waits: at
- * __syncthreads and __syncwarp, at a warp shuffle (all lanes of the warp deposit their
- * value, then all read), and in __nanosleep (the split-row spin wait). So the
- * kernels run exactly as written, barriers and shuffles included, with the
- * same per-block shared memory (exactly the launch's dynamic amount, ending
- * at an inaccessible page, so that an access beyond it faults). Blocks run
- * one after the other, or all
- * together for cooperative launches (whose blocks wait for each other).
- * Arithmetic is the host's: libm instead of CUDA's math library, no FMA
- * contraction; the tests compare with the interpreter under the same
- * tolerances the GPU tests use.
+ * __syncthreads and __syncwarp, at a warp shuffle (all lanes of the warp
+ * deposit their value, then all read), and in __nanosleep (the split-row
+ * spin wait). So the kernels run exactly as written, barriers and shuffles
+ * included, with the same per-block shared memory (exactly the launch's
+ * dynamic amount, ending at an inaccessible page, so that an access beyond
+ * it faults). Blocks run one after the other, or all together for
+ * cooperative launches (whose blocks wait for each other). Arithmetic is
+ * the host's: libm instead of CUDA's math library, no FMA contraction; the
+ * tests compare with the interpreter under the same tolerances the GPU
+ * tests use.
  *
  * The generated code is compiled unchanged except for its few inline PTX
  * statements and its shared-memory declarations, which the test replaces
