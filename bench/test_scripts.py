@@ -220,6 +220,38 @@ class Run(unittest.TestCase):
         self.assertEqual((points[0]["key"], points[0]["rows"], points[0]["width"]),
                          ("logsumexp-f32-2097152x7", 2097152, 7))
 
+    def test_cubin_lab_passes_each_kind_of_argument(self):
+        """kernel_fn: inputs and the output by address, "@null", "@rows" and
+        "@n" as 64-bit, [type, value] with a number, an input scalar or a
+        special name (a list: no key of the specials), on a grid of
+        rows / rows_per_block (rounded up)."""
+        class Tensor:
+            def __init__(self, ptr):
+                self.ptr, self.dtype, self.device = ptr, "f32", "cuda"
+
+            def data_ptr(self):
+                return self.ptr
+
+        class Torch:
+            def is_tensor(self, v):
+                return isinstance(v, Tensor)
+
+            def empty(self, shape, dtype, device):
+                return Tensor(0x9000)
+
+        class Module:
+            def launch(self, name, grid, block, smem, values):
+                self.got = (name, grid, block, smem, [(type(v).__name__, v.value) for v in values])
+
+        k = {"name": "k", "rows_per_block": 4, "block": [32, 4, 1], "smem": 512,
+             "args": ["x", "@out", "@null", ["f32", "eps"], ["i32", "@n"], "@rows", "@n", ["i64", 7]]}
+        mod = Module()
+        fn = cubin_lab.kernel_fn(Torch(), mod, k, {"rows": 10, "width": 6}, (10, 6))
+        self.assertEqual(fn(x=Tensor(0x1000), eps=0.5).ptr, 0x9000)
+        self.assertEqual(mod.got, ("k", [3, 1, 1], [32, 4, 1], 512,
+                                   [("c_void_p", 0x1000), ("c_void_p", 0x9000), ("c_void_p", None), ("c_float", 0.5),
+                                    ("c_int", 6), ("c_long", 10), ("c_long", 6), ("c_long", 7)]))
+
     def test_replay_ab_checks_its_keys_and_libraries_first(self):
         """bench/replay_ab.py, likewise; and a library that is not there."""
         p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "a=/nonexistent.so",
