@@ -109,6 +109,9 @@ typedef struct CgEntry {
 	                               its alignment, its first and last masked) */
 	bool direct;                /* TILE: a thread a row, its inputs read straight from global
 	                               memory, only its outputs staged (row_tile.c) */
+	bool hold;                  /* REG: a `_reg<K>h`, holding the column operands of the later
+	                               passes (row_plan.c's plan_hold; the aligned entry of rows
+	                               of halves holds them too, and is not one) */
 	int static_smem;            /* bytes of static shared memory it declares (fz_red, or none) */
 	CgArg *args;                /* the entry's arguments, in order */
 	int nargs;
@@ -200,6 +203,7 @@ typedef struct CgForce {
 	bool masked;                /* REG: the masked class even for rows of a multiple of V */
 	bool stream;                /* SPLIT: the entry without a row cache */
 	int K;                      /* TILE: chunks a thread (its entry's class) */
+	bool hold;                  /* REG: the aligned class's entry that holds column operands */
 } CgForce;
 
 bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev,

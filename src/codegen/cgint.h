@@ -33,6 +33,10 @@
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
 /* A staged block is CG_TILE_THREADS threads (its rows' groups). */
 enum { CG_TILE_THREADS = 256 };
+/* The register path's entries that hold column operands (CgKernelInfo.reg_hold)
+ * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most
+ * CG_HOLD_MAX of them. */
+enum { CG_HOLD_THREADS = 512, CG_HOLD_MAX = 2 };
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
  * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch
@@ -68,6 +72,9 @@ struct CgKernelInfo {
 	                                  next row's chunks into (0: no prefetch) */
 	bool reg_direct;               /* row: the REG path's aligned class prefetches nothing
 	                                  (pf_bytes is its masked class's) */
+	bool reg_hold;                 /* row: the REG path's aligned class has an entry that loads
+	                                  the column operands of its later passes with the row and
+	                                  holds them (row_plan.c), bound to CG_HOLD_THREADS */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
 	bool stream;                   /* row: has a SPLIT entry without a row cache (_stream) */
 	int in_bytes;                  /* row: bytes an element of the inputs read row by row */

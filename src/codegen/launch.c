@@ -36,6 +36,9 @@
  *     the masked class `_reg<K>m`, whose chunks start at the row's alignment
  *     (a row then touches up to cdiv(n + V - 1, V) chunks); the aligned
  *     class of some kernels of halves does not prefetch (reg_pf_bytes);
+ *     in lean kernels whose later passes read column operands, the aligned
+ *     class holds them from pass 0 (`_reg<K>h`) where a group is at most
+ *     256 threads: hold_rule;
  *   - ROW otherwise: the row cache in dynamic shared memory when the kernel
  *     carries values between passes and the row's fit (up to the opt-in
  *     limit; where it limits the blocks an SM holds, more threads a row);
@@ -172,6 +175,7 @@ static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm /
 typedef struct Choice {
 	CgPath path;
 	bool masked;               /* REG: the masked class */
+	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
@@ -186,7 +190,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 	CgPath path = ch->path;
 	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
 		const CgEntry *en = &m->entries[e];
-		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked
+		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked && en->hold == ch->hold
 		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
 		                                   : true;
@@ -401,6 +405,25 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
 	return masked ? CG_RULE_REG_MASKED : CG_RULE_REG;
 }
 
+/* Whether rows of a multiple of V in a kernel whose later passes read
+ * column operands take the register entry that holds them (`_reg<K>h`,
+ * row_plan.c's plan_hold, bound to CG_HOLD_THREADS threads): where the
+ * group is at most half that; a larger one takes the lean entry, which
+ * keeps two blocks of 512 an SM where the holding one, at 76 registers,
+ * keeps one. H200, main -> held (us, bench/replay_ab.py): layernorm f32
+ * 8191x1024 20.9 -> 19.5, 32767x256 20.4 -> 18.8, 2047x4096 22.0 -> 21.1,
+ * 4095x2048 21.0 -> 19.9, rmsnorm f32 2048x4096 20.4 -> 18.7, 8191x1024 19.9
+ * -> 18.2; but at 512 threads, layernorm f32 1023x8192 23.9 -> 30.1. Rows
+ * of more than 512 threads of rk chunks, held at 2 rk a thread, gained 4-9%
+ * (layernorm f32 511x16384 28.2 -> 27.0, rmsnorm 24.5 -> 22.1) but that
+ * entry (spilling) doubled NVRTC's time (layernorm 511x16384 105 -> 227
+ * ms): not kept. Not the masked class: holding, at 82 registers, it lost
+ * 5-34% (layernorm f32 8380x1001 26.4 -> 29.6, 2046x4099 27.7 -> 37.0). */
+static bool hold_rule(const Sizes *z, int64_t G)
+{
+	return z->ki->reg_hold && z->n % z->ki->vec == 0 && G <= CG_HOLD_THREADS / 2;
+}
+
 /* Rows the register path would hold in a group of more than 512 threads
  * (lean kernels' rows of 8K-16K f32), more rows than SMs: rounds of one such
  * row an SM (their blocks are bound to 48 or 56 registers, two do not fit),
@@ -509,7 +532,8 @@ static void row_rules(const Sizes *z, Choice *ch)
 		return;
 	}
 	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = rule == CG_RULE_REG_MASKED,
-	               .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R), .rule = rule};
+	               .hold = reg && hold_rule(z, G), .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1,
+	               .grid = cdiv(z->rows, R), .rule = rule};
 	if (reg && reg_pf_bytes(ki, ch->masked) > 0)
 		prefetch_grid(z, ch);
 }
@@ -578,12 +602,13 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	z.rows = out->rows;
 	z.n = out->n;
 	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
-	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .stream = f->stream, .K = f->K,
-	             .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
+	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .hold = f->hold, .stream = f->stream,
+	             .K = f->K, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
 	             .rule = CG_RULE_FORCED};
 	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
-	bool ok = ch.G > 0 && whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= ki->max_threads && ch.grid > 0;
+	int bound = f->hold ? CG_HOLD_THREADS : ki->max_threads;
+	bool ok = ch.G > 0 && whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= bound && ch.grid > 0;
 	if (f->path == CG_PATH_REG) {
 		CgRule r = reg_rule(&z, ch.G);
 		ok = ok && (r == CG_RULE_REG || r == CG_RULE_REG_MASKED);
@@ -660,6 +685,10 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		const char *unless = ki->max_threads > 512 && wide_kernel(ki)
 		                         ? "unless split, or past 512 threads a row (then the row cache)"
 		                         : "unless split";
+		int H = CG_HOLD_THREADS / 2; /* hold_rule */
+		if (e->hold)
+			return arena_printf(a, "Chosen for rows of a positive multiple of %d elements, at most %d a thread of "
+			                       "a group of up to %d (%d a row), unless split.", V, e->K * V, H, e->K * V * H);
 		if (e->masked)
 			return arena_printf(a, "Chosen for rows of other lengths, up to %d chunks of %d a thread of a group "
 			                       "counted from the row's alignment (%d a row), %s.",

@@ -896,7 +896,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
-	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : "")
+	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
+	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
 	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
@@ -905,6 +906,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->m->entries[c->m->nentries - 1].stream = R->stream;
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
+	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	CgW body, before, inside, next, shift, nshift, *out = c->w;
@@ -918,11 +920,14 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * bound to 512 threads (softmax f16 8192x4096 62.1 -> 53.8 us) and in
 	 * the masked class (f32 2047x4099 31.1 -> 29.0, f16 4094x4099 78.9 ->
 	 * 58.7), and lost 2-4% in the aligned entries (then bound to 48 registers)
-	 * (layernorm 2047x4096 23.8 -> 24.7). The other paths were not measured
-	 * so and keep the call. */
+	 * (layernorm 2047x4096 23.8 -> 24.7); but inline in the entries holding
+	 * column operands (bound to 512 threads; the lab, docs/performance.md,
+	 * "Column operands held": layernorm f32 8191x1024 20.1 -> 19.3 us). The
+	 * other paths were not measured so and keep the call. */
 	bool lean = c->info->max_threads == 1024 && R->rk > 0;
+	bool hold = reg && R->hold;
 	R->lean = lean;
-	R->red_inline = reg && !(lean && !rp->masked);
+	R->red_inline = reg && (!(lean && !rp->masked) || hold);
 	name_scalars(R);
 	if (!emit_body(R))
 		return false;
@@ -945,6 +950,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_TILE_THREADS, blocks);
 	else if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
+	else if (hentry)
+		bound = arena_printf(c->a, "__launch_bounds__(%d)", CG_HOLD_THREADS);
 	else if (lean && reg && rp->masked)
 		bound = "FZ_MASKED_ROW";
 	else if (reg && rp->masked && row_masked_half(R))
@@ -996,14 +1003,18 @@ static bool emit_path(RowK *R, const RowPath *rp)
 	           : rp->path == CG_PATH_SPLIT ? R->P > 0
 	           : rp->path == CG_PATH_TILE  ? R->rk > 0 && c->info->ntiles > 0
 	                                       : true;
-	/* the register path holds rk chunks a thread; staged rows 1, 2, ...
-	 * up to tile_kmax, an entry each (compiled on first use) */
+	/* the register path holds rk chunks a thread (its aligned class, where
+	 * it holds column operands, also an entry holding them: row_plan.c's
+	 * plan_hold); staged rows 1, 2, ... up to tile_kmax, an entry each
+	 * (compiled on first use) */
 	int kmax = rp->path == CG_PATH_TILE ? c->info->tile_kmax : R->rk;
 	for (int K = rp->path == CG_PATH_TILE ? 1 : R->rk; has && K <= kmax; K *= 2) {
 		/* below kmax chunks a thread holds its row alone (launch.c's
 		 * tile_rules); at kmax, either a thread or a group a row */
 		R->K = K;
 		R->direct = rp->path == CG_PATH_TILE && K < kmax;
+		/* rows of halves hold their column operands in the aligned entry */
+		R->hold = rp->path == CG_PATH_REG && !rp->masked && R->nheld > 0 && !c->info->reg_hold;
 		if (!emit_entry(R, rp))
 			return false;
 		if (rp->path != CG_PATH_TILE)
@@ -1013,6 +1024,14 @@ static bool emit_path(RowK *R, const RowPath *rp)
 			return false;
 	}
 	R->direct = false;
+	R->hold = false;
+	if (has && rp->path == CG_PATH_REG && !rp->masked && c->info->reg_hold) {
+		R->K = R->rk;
+		R->hold = true;
+		bool ok = emit_entry(R, rp);
+		R->hold = false;
+		return ok;
+	}
 	return true;
 }
 

@@ -826,6 +826,61 @@ static void plan_prefetch(RowK *R)
 	c->info->reg_direct = bytes > 0 && reg_direct(R);
 }
 
+/* The column operands (per-element inputs the rows share, such as a
+ * layernorm's weight and bias) that the register path's later passes read,
+ * held in registers as stored (fz_h<id>), loaded early (row_reg.c says
+ * where: a thread's chunks of the aligned class are the same in every
+ * row), not where they are used: the epilogue otherwise waits for them
+ * after the row's reductions, as Triton's persistent reductions do not
+ * (they load w and b beside x). At most CG_HOLD_MAX of them, the aligned
+ * class only (the masked class's chunks move with each row's alignment). In lean
+ * kernels (rows of f32, few streams, no prefetch) in entries of their own
+ * (`_reg<K>h`, CgKernelInfo.reg_hold), bound to CG_HOLD_THREADS threads,
+ * not 1024 at 56 registers (ptxas spills 114 bytes at 64), the lean entries
+ * beside them (launch.c's hold_rule chooses); in rows of halves of up to 4 streams without long
+ * math, in the aligned entry itself (bound to 512 threads already): H200,
+ * layernorm bf16 4095x4096 24.7 -> 21.5 us, 16383x1024 22.5 -> 20.8, f16
+ * 1023x16384 25.0 -> 22.7, rmsnorm bf16 4096x4096 21.2 -> 19.8, but
+ * add_rmsnorm bf16 1639x5120 (5 streams) 19.7 -> 20.1, so not there.
+ * docs/performance.md, "Column operands held". */
+static void plan_hold(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, k->nreductions + k->nparams + R->ncached + 1);
+	R->held = ARENA_ARRAY(c->a, NodeId, CG_HOLD_MAX);
+	R->nheld = 0;
+	bool lean = c->info->max_threads >= 1024 && R->vec <= 4 && R->npf == 0;
+	bool halves = R->vec >= 8 && !c->info->heavy && row_streams(R) <= 4;
+	/* (rows of rank 1 are one row: nothing is shared) */
+	if (R->r < 2 || R->rk == 0 || R->stream || !(lean || halves))
+		return;
+	for (int q = 1; q <= R->P; q++) {
+		Closure m;
+		row_closure(R, q, t, row_targets(R, q, t), &m);
+		for (int i = 0; i < m.nleaf && R->nheld < CG_HOLD_MAX; i++) {
+			NodeId id = m.leaf[i];
+			int p = c->pin[id];
+			bool seen = false;
+			for (int h = 0; h < R->nheld; h++)
+				seen |= R->held[h] == id;
+			if (!seen && p >= 0 && !R->roff[p] && row_is_colv(R, id) && !row_is_rowvar(R, id))
+				R->held[R->nheld++] = id;
+		}
+	}
+	c->info->reg_hold = lean && R->nheld > 0;
+}
+
+bool row_is_held(const RowK *R, NodeId id)
+{
+	if (!R->hold || R->path->path != CG_PATH_REG)
+		return false;
+	for (int h = 0; h < R->nheld; h++)
+		if (R->held[h] == id)
+			return true;
+	return false;
+}
+
 bool row_is_pf(const RowK *R, NodeId id)
 {
 	for (int i = 0; i < R->npf; i++)
@@ -887,6 +942,7 @@ bool row_plan(RowK *R)
 	plan_streams(R);
 	fill_info(R);
 	plan_prefetch(R);
+	plan_hold(R);
 	return true;
 }
 

@@ -46,9 +46,10 @@ static bool any_pf(RowK *R)
 
 static const char *reg_describe(RowK *R)
 {
-	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s", R->K, R->vec,
+	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s%s", R->K, R->vec,
 	                    R->path->shifted ? ", starting at the row's alignment, its first and last masked" : "",
-	                    any_pf(R) ? "; the next row prefetched into shared memory" : "");
+	                    any_pf(R) ? "; the next row prefetched into shared memory" : "",
+	                    R->hold ? "; the column operands its passes read held in registers" : "");
 }
 
 /* The prefetch buffer: leaf pf[i] at pf_off[i] bytes of every thread of the
@@ -81,16 +82,6 @@ void row_reg_start(RowK *R, CgW *w)
 		cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
 }
 
-static void reg_prologue(RowK *R, CgW *w)
-{
-	bool pf = any_pf(R);
-	if (pf)
-		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
-	row_reg_start(R, w);
-	if (pf)
-		emit_pf_buffer(R, w);
-}
-
 /* "for (int k ...) {" over the thread's chunks, with j0 declared (in the
  * masked class, shifted by the row's fz_s, or the next row's fz_sn) unless
  * `bare` (a masked loop that neither loads nor stores: fz_mk masks it). */
@@ -107,6 +98,59 @@ static void open_chunks_of(RowK *R, CgW *w, const char *shift, bool bare)
 }
 
 static void open_chunks(RowK *R, CgW *w, const char *shift) { open_chunks_of(R, w, shift, false); }
+
+/* The held column operands' chunks (row_plan.c's plan_hold), as stored; a
+ * pass unpacks them where it reads them (emit_chunk_loads). The aligned
+ * class's chunks of a thread are the same in every row: the entries that
+ * loop over rows (rows of halves, prefetched: as many blocks as are
+ * resident) load them once, before the block's rows; the lean kernels'
+ * `_reg<K>h`, whose blocks take a row (group) each, in pass 0 just after
+ * the row's own loads, which keeps them out of the registers live across
+ * the row loop (ptxas: layernorm f32's `_reg4h` 76 registers, not 83, and
+ * `_reg8h` 58 bytes of spills, not 100). Past the row (a group wider than
+ * it): its start, never used. */
+static bool held_per_row(const RowK *R) { return R->c->info->reg_hold; }
+
+static void emit_held_decl(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	cw_line(w, "// the column operands the passes read, held (the same chunks in every row)");
+	for (int h = 0; h < R->nheld; h++) {
+		NodeId id = R->held[h];
+		cw_line(w, "::fz_vec<%s, %d> fz_h%d[%d];", cg_store_type((fz_dtype)c->g->nodes[id].dtype), R->vec, id, R->K);
+	}
+}
+
+static void emit_held_loads(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	open_chunks(R, w, "fz_s");
+	cw_line(w, "const int jl = j0 < fz_n ? j0 : 0;");
+	for (int h = 0; h < R->nheld; h++)
+		cw_line(w, "fz_ldh(fz_h%d[k], %s, jl, fz_vec);", R->held[h], cg_param_name(c, c->pin[R->held[h]]));
+	cw_close(w);
+}
+
+static bool holds(const RowK *R) { return R->nheld > 0 && row_is_held(R, R->held[0]); }
+
+static void emit_held(RowK *R, CgW *w)
+{
+	if (!holds(R) || held_per_row(R))
+		return;
+	emit_held_decl(R, w);
+	emit_held_loads(R, w);
+}
+
+static void reg_prologue(RowK *R, CgW *w)
+{
+	bool pf = any_pf(R);
+	if (pf)
+		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
+	row_reg_start(R, w);
+	if (pf)
+		emit_pf_buffer(R, w);
+	emit_held(R, w);
+}
 
 /* The register path's masked class of rows of 4-byte values takes which of
  * a thread's elements lie in the row once a row, a bit each (fz_mk, at most
@@ -167,6 +211,8 @@ void row_reg_row(RowK *R, CgW *w)
 		cw_close(w);
 	}
 	emit_whole_tests(R, w);
+	if (holds(R) && held_per_row(R))
+		emit_held_decl(R, w);
 	for (int i = 0; i < R->ncached; i++) {
 		const Node *n = &c->g->nodes[R->cached[i]];
 		cw_line(w, "%s fz_g%d[%d][%d];", cg_compute_type((fz_dtype)n->dtype), R->cached[i], R->K, R->vec);
@@ -282,6 +328,8 @@ static const char *reg_array(RowK *R, NodeId id, int q, bool whole)
 	Cg *c = R->c;
 	if (!cg_is_leaf(c, id))
 		return arena_printf(c->a, "v%d", id);
+	if (row_is_held(R, id))
+		return arena_printf(c->a, "l%d", id);
 	bool held = whole && (!any_pf(R) || (q == 0 && row_pf_here(R, id)));
 	return arena_printf(c->a, held ? "l%d[k]" : "l%d", id);
 }
@@ -294,6 +342,13 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 	bool first = true;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
+		if (row_is_held(R, id)) { /* unpacked (row_ptr marks the parameter used: fz_vec tests it) */
+			row_ptr(R, c->pin[id]);
+			cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+			cw_line(w, "fz_unpack(l%d, fz_h%d[k]);", id, id);
+			c->vname[id] = arena_printf(c->a, "l%d[u]", id);
+			continue;
+		}
 		if (q == 0 && row_pf_here(R, id))
 			continue;
 		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
@@ -328,7 +383,7 @@ static bool stores_in(RowK *R, int q)
 static bool loads_in(RowK *R, int q, const Closure *m, bool hoist)
 {
 	for (int i = 0; !hoist && i < m->nleaf; i++)
-		if (!(q == 0 && row_pf_here(R, m->leaf[i])))
+		if (!(q == 0 && row_pf_here(R, m->leaf[i])) && !row_is_held(R, m->leaf[i]))
 			return true;
 	return false;
 }
@@ -341,9 +396,11 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 	bool pf = any_pf(R);
 	if (q == 0 && pf)
 		emit_prefetched(R);
-	bool hoist = q == 0 && m->nleaf == 1 && !pf;
+	bool hoist = q == 0 && m->nleaf == 1 && !pf && !row_is_held(R, m->leaf[0]);
 	if (hoist)
 		emit_hoisted(R, m->leaf[0]);
+	if (q == 0 && holds(R) && held_per_row(R))
+		emit_held_loads(R, w);
 	bool whole = hoist || (q == 0 && pf);
 	open_chunks_of(R, w, "fz_s", row_bitmask(R) && !loads_in(R, q, m, hoist) && !stores_in(R, q));
 	if (!hoist)

@@ -86,6 +86,8 @@ struct RowK {
 	NodeId *pf;             /* register path: leaves prefetched a row ahead (fz_pf) */
 	int *pf_off;            /* their buffers: bytes a thread of the block before each */
 	int npf;
+	NodeId *held;           /* register path: column operands loaded with the row, held (fz_h) */
+	int nheld;
 	const char **roff;      /* per param: row offset expression "fz_r<d>", or NULL */
 	int *rdecl;             /* per param: d, the parameter declaring that offset */
 	int prim;               /* the stream whose alignment places a row's chunks (shifted paths), or -1 */
@@ -95,6 +97,7 @@ struct RowK {
 	/* The entry being written. */
 	const RowPath *path;
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
+	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
 	CgW *w;                 /* its body */
@@ -144,6 +147,8 @@ bool row_is_pf(const RowK *R, NodeId id);
 /* Does the entry being written prefetch leaf id (a REG entry, and in its
  * masked class a stream aligned with the row's chunks)? */
 bool row_pf_here(const RowK *R, NodeId id);
+/* Does the entry being written hold leaf id in registers from pass 0 on (fz_h<id>)? */
+bool row_is_held(const RowK *R, NodeId id);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);
 /* Is leaf id cached as it is, in a stream whose chunks are the row's: the

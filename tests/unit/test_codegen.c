@@ -1003,12 +1003,31 @@ START_TEST(row_cache_slots)
 	l = launch(c, 0, (int64_t[]){8192, 16383});
 	ck_assert_int_eq(l.path, CG_PATH_ROW);
 	ck_assert_uint_eq(l.smem, 16388 * 4);
-	/* it reads column operands (w, b): a row of 16384 stays in the registers
-	 * of 1024 threads */
+	/* it reads column operands (w, b) after its first pass: the register
+	 * path's aligned class holds them from pass 0 in groups of up to 256
+	 * threads (row_plan.c's plan_hold, launch.c's hold_rule) */
 	ck_assert(ki->colops);
+	ck_assert(ki->reg_hold);
+	l = launch(c, 0, (int64_t[]){8192, 1024});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4h");
+	ck_assert_uint_eq(l.block[0], 64);
+	l = launch(c, 0, (int64_t[]){8192, 4096});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4h");
+	ck_assert_uint_eq(l.block[0], 256);
+	/* more threads: the lean entry, two blocks of 512 an SM where the
+	 * holding one keeps one; a row of 16384 stays in the registers of 1024
+	 * threads */
+	l = launch(c, 0, (int64_t[]){8192, 8192});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
+	ck_assert_uint_eq(l.block[0], 512);
 	l = launch(c, 0, (int64_t[]){8192, 16384});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
 	ck_assert_uint_eq(l.block[0], 1024);
+	ck_assert_uint_eq(l.smem, 0);
+	/* not the masked class */
+	l = launch(c, 0, (int64_t[]){8192, 1001});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
 	pipe_free(c);
 	/* f16: x cached as f16 (2 bytes); xc = x - mu, one subtraction of a
 	 * cached value, is recomputed where it is read, not cached as f32 */

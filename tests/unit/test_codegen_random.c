@@ -40,7 +40,7 @@ START_TEST(random_program_runs)
 			emu_build(c, &m);
 			static const Sched scheds[] = {SCHED_AUTO,          SCHED_REG,          SCHED_REGM,  SCHED_REGM1,
 			                               SCHED_REGM96,        SCHED_WARP4,        SCHED_LOOP,  SCHED_SPLIT_NOCACHE,
-			                               SCHED_SPLIT_STREAM, SCHED_TILE1,        SCHED_TILE4};
+			                               SCHED_SPLIT_STREAM, SCHED_TILE1,        SCHED_TILE4, SCHED_REGH};
 			for (int s = 0; s < (int)(sizeof scheds / sizeof scheds[0]); s++) {
 				Run run = {.c = c, .m = &m, .dims = dims, .sched = scheds[s], .pg = &info};
 				snprintf(run.what, sizeof run.what, "random seed %llu (%s, %s)", (unsigned long long)seed,
