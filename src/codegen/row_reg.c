@@ -106,9 +106,8 @@ static void open_chunks(RowK *R, CgW *w, const char *shift) { open_chunks_of(R, 
  * resident) load them once, before the block's rows; the lean kernels'
  * `_reg<K>h`, whose blocks take a row (group) each, in pass 0 just after
  * the row's own loads, which keeps them out of the registers live across
- * the row loop (ptxas: layernorm f32's `_reg4h` 76 registers, not 83, and
- * `_reg8h` 58 bytes of spills, not 100). Past the row (a group wider than
- * it): its start, never used. */
+ * the row loop (ptxas: layernorm f32's `_reg4h` 76 registers, not 83).
+ * Past the row (a group wider than it): its start, never used. */
 static bool held_per_row(const RowK *R) { return R->c->info->reg_hold; }
 
 static void emit_held_decl(RowK *R, CgW *w)

@@ -147,7 +147,7 @@ bool row_is_pf(const RowK *R, NodeId id);
 /* Does the entry being written prefetch leaf id (a REG entry, and in its
  * masked class a stream aligned with the row's chunks)? */
 bool row_pf_here(const RowK *R, NodeId id);
-/* Does the entry being written hold leaf id in registers from pass 0 on (fz_h<id>)? */
+/* Does the entry being written hold leaf id, a column operand, in registers (fz_h<id>)? */
 bool row_is_held(const RowK *R, NodeId id);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);
