@@ -225,24 +225,17 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.threads = 4;
 		f.rows = 8;
 	}
-	if (s == SCHED_REG || s == SCHED_REGM || s == SCHED_REGM1) {
+	if (s == SCHED_REG || s == SCHED_REGM || s == SCHED_REGM1 || s == SCHED_REGH) {
 		/* the smallest group that holds the row (the masked class: from
-		 * an unaligned start); regm-thread: from one thread a row */
+		 * an unaligned start); regm-thread: from one thread a row;
+		 * reg-held: the aligned class's entry holding the column operands,
+		 * where the kernel has one */
 		f.path = CG_PATH_REG;
-		f.masked = s != SCHED_REG;
+		f.masked = s == SCHED_REGM || s == SCHED_REGM1;
+		f.hold = s == SCHED_REGH;
 		f.threads = s == SCHED_REGM1 ? 1 : 4;
 		int64_t span = f.masked ? n + ki->vec - 1 : n;
 		while (ki->rk > 0 && f.threads < 256 && span > (int64_t)f.threads * ki->rk * ki->vec)
-			f.threads *= 2;
-		f.rows = f.threads < 32 ? 32 / f.threads : 1;
-	}
-	if (s == SCHED_REGH) {
-		/* the aligned class's entry holding the column operands (where the
-		 * kernel has one): the smallest group that holds the row */
-		f.path = CG_PATH_REG;
-		f.hold = true;
-		f.threads = 1;
-		while (ki->rk > 0 && f.threads < 512 && n > (int64_t)f.threads * ki->rk * ki->vec)
 			f.threads *= 2;
 		f.rows = f.threads < 32 ? 32 / f.threads : 1;
 	}
