@@ -18,8 +18,12 @@ plan lacks (bench/sweep.py's point_of_key), and the kernels to run there:
 A kernel's grid is its point's rows over rows_per_block (or "grid": [x, y,
 z]); its arguments are the point's inputs by name, "@out" (an output shaped
 as the family's first output, of the first input's dtype), "@null", "@rows"
-and "@n" (the row count and width, 64-bit), or [type, value] with type i32,
-i64 or f32 and value a number, an input's name (a scalar) or "@rows"/"@n".
+and "@n" (the row count and width, 64-bit), ["ws", bytes] (a workspace:
+zeroed once, before the kernel's first launch, never again), ["wsz", bytes]
+(one zeroed before every launch, as the runtime zeroes split rows'
+counters), or [type,
+value] with type i32, i64 or f32 and value a number, an input's name (a
+scalar) or "@rows"/"@n".
 Each point prints torch.compile's, fusec's and each kernel's µs a call
 (three replays of the sweep's CUDA graph over input copies:
 run.graph_over_copies) and its largest difference from the family's
@@ -99,13 +103,20 @@ def kernel_fn(torch, mod, k, p, out_shape):
     rows, n = p["rows"], p["width"]
     grid = k.get("grid") or [-(-rows // k["rows_per_block"]), 1, 1]
     special = {"@rows": rows, "@n": n}
+    # (allocated here, not in fn: fn is captured into a CUDA graph)
+    ws = [torch.zeros(a[1], dtype=torch.uint8, device="cuda") if isinstance(a, list) and a[0] in ("ws", "wsz")
+          else None for a in k["args"]]
 
     def fn(**kw):
         first = next(v for v in kw.values() if torch.is_tensor(v))
         out = torch.empty(out_shape, dtype=first.dtype, device=first.device)
         values = []
-        for a in k["args"]:
-            if a == "@out":
+        for a, w in zip(k["args"], ws):
+            if w is not None:
+                if a[0] == "wsz":
+                    w.zero_()
+                values.append(ctypes.c_void_p(w.data_ptr()))
+            elif a == "@out":
                 values.append(ctypes.c_void_p(out.data_ptr()))
             elif a == "@null":
                 values.append(ctypes.c_void_p(0))

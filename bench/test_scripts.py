@@ -223,34 +223,52 @@ class Run(unittest.TestCase):
     def test_cubin_lab_passes_each_kind_of_argument(self):
         """kernel_fn: inputs and the output by address, "@null", "@rows" and
         "@n" as 64-bit, [type, value] with a number, an input scalar or a
-        special name (a list: no key of the specials), on a grid of
-        rows / rows_per_block (rounded up)."""
+        special name (a list: no key of the specials), a workspace zeroed
+        once (["ws", bytes]) and one zeroed every launch (["wsz", bytes]),
+        on a grid of rows / rows_per_block (rounded
+        up)."""
         class Tensor:
             def __init__(self, ptr):
-                self.ptr, self.dtype, self.device = ptr, "f32", "cuda"
+                self.ptr, self.dtype, self.device, self.zeroed = ptr, "f32", "cuda", 0
 
             def data_ptr(self):
                 return self.ptr
+
+            def zero_(self):
+                self.zeroed += 1
 
         class Torch:
             def is_tensor(self, v):
                 return isinstance(v, Tensor)
 
+            uint8 = "u8"
+
             def empty(self, shape, dtype, device):
                 return Tensor(0x9000)
+
+            def zeros(self, n, dtype, device):
+                self.zeroed = getattr(self, "zeroed", []) + [(n, dtype, device)]
+                self.ws = getattr(self, "ws", []) + [Tensor(0xa000 + 0x1000 * len(self.zeroed))]
+                return self.ws[-1]
 
         class Module:
             def launch(self, name, grid, block, smem, values):
                 self.got = (name, grid, block, smem, [(type(v).__name__, v.value) for v in values])
 
         k = {"name": "k", "rows_per_block": 4, "block": [32, 4, 1], "smem": 512,
-             "args": ["x", "@out", "@null", ["f32", "eps"], ["i32", "@n"], "@rows", "@n", ["i64", 7]]}
-        mod = Module()
-        fn = cubin_lab.kernel_fn(Torch(), mod, k, {"rows": 10, "width": 6}, (10, 6))
-        self.assertEqual(fn(x=Tensor(0x1000), eps=0.5).ptr, 0x9000)
-        self.assertEqual(mod.got, ("k", [3, 1, 1], [32, 4, 1], 512,
-                                   [("c_void_p", 0x1000), ("c_void_p", 0x9000), ("c_void_p", None), ("c_float", 0.5),
-                                    ("c_int", 6), ("c_long", 10), ("c_long", 6), ("c_long", 7)]))
+             "args": ["x", "@out", "@null", ["f32", "eps"], ["i32", "@n"], "@rows", "@n", ["i64", 7], ["ws", 64],
+                      ["wsz", 32]]}
+        mod, torch = Module(), Torch()
+        fn = cubin_lab.kernel_fn(torch, mod, k, {"rows": 10, "width": 6}, (10, 6))
+        self.assertEqual(torch.zeroed, [(64, "u8", "cuda"), (32, "u8", "cuda")])
+        for n in range(1, 3):  # "ws" zeroed once (allocated so), "wsz" every launch
+            self.assertEqual(fn(x=Tensor(0x1000), eps=0.5).ptr, 0x9000)
+            self.assertEqual(mod.got, ("k", [3, 1, 1], [32, 4, 1], 512,
+                                       [("c_void_p", 0x1000), ("c_void_p", 0x9000), ("c_void_p", None),
+                                        ("c_float", 0.5), ("c_int", 6), ("c_long", 10), ("c_long", 6), ("c_long", 7),
+                                        ("c_void_p", 0xb000), ("c_void_p", 0xc000)]))
+            self.assertEqual([w.zeroed for w in torch.ws], [0, n])
+        self.assertEqual(len(torch.zeroed), 2)
 
     def test_replay_ab_checks_its_keys_and_libraries_first(self):
         """bench/replay_ab.py, likewise; and a library that is not there."""
