@@ -44,6 +44,28 @@ bool row_keeps(const RowK *R, int i)
 	return !R->roff[i] && !R->stream && (path == CG_PATH_ROW || path == CG_PATH_SPLIT);
 }
 
+/* The hint of parameter i's loads in the pass being written, in the entry
+ * without a row cache, which loads a row's streams from global memory in
+ * every pass that reads them: kept (evict_last, fz_ldk) where a later pass
+ * loads them again, leaving first (evict_first, fz_ldlv) in the last pass
+ * that does; its outputs are stored so that the caches do not keep them
+ * (st.global.cs, row_store). The L2 then holds the chunks that will be read
+ * again against the outputs and the chunks read for the last time, as
+ * torch.compile's kernels ask it to. Measured on the H200 (bench/cubin_lab.py,
+ * one call, rmsnorm bf16 4x4194304, µs): 43.4 as before; kept 41.4; kept and
+ * streamed stores 41.1; all three 40.4; the stores alone 44.1, stores and
+ * last loads 42.5 (docs/performance.md, "Split rows: cache hints"). */
+typedef enum { HINT_NONE, HINT_KEEP, HINT_LAST } Hint;
+
+static Hint row_hint(const RowK *R, int i)
+{
+	if (row_keeps(R, i))
+		return HINT_KEEP;
+	if (!R->stream || !R->roff[i] || R->lastload[i] < 0)
+		return HINT_NONE;
+	return R->q < R->lastload[i] ? HINT_KEEP : HINT_LAST;
+}
+
 const char *row_ptr(RowK *R, int i)
 {
 	R->used[i] = true;
@@ -456,9 +478,11 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 		return arena_printf(R->c->a, "%s(%s, fz_tr%d, %s, %s);", row_tile_direct(R) ? "fz_gld" : "fz_tld", o, i, j0,
 		                    n);
 	const char *ptr = row_ptr(R, i);
-	bool keep = row_keeps(R, i);
+	Hint hint = row_hint(R, i);
+	bool keep = hint == HINT_KEEP;
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
-		return arena_printf(R->c->a, "fz_ldm%s(%s, %s, %s, %s, fz_v%d);", keep ? "<true>" : "", o, ptr, j0, n, i);
+		return arena_printf(R->c->a, "fz_ldm%s(%s, %s, %s, %s, fz_v%d);",
+		                    keep ? "<true>" : hint == HINT_LAST ? "<false, true>" : "", o, ptr, j0, n, i);
 	/* halves one by one in the register path's rows (prelude.c, fz_ldc),
 	 * which keep nothing (row_keeps) */
 	const char *how = R->path->path == CG_PATH_REG ? "<true>" : keep ? "<false, true>" : "";
@@ -470,7 +494,7 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
 		return arena_printf(R->c->a, "fz_tst(fz_tr%d, %s, %s, %s);", i, j0, n, o);
 	const char *ptr = row_ptr(R, i);
-	return arena_printf(R->c->a, "fz_stm(%s, %s, %s, %s, %s);", ptr, j0, n,
+	return arena_printf(R->c->a, "fz_stm%s(%s, %s, %s, %s, %s);", R->stream ? "<true>" : "", ptr, j0, n,
 	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);
 }
 
@@ -620,6 +644,7 @@ static bool emit_pass(RowK *R, int q)
 	}
 	cw_begin(R->w);
 	emit_recips(R, &m);
+	R->q = q;
 	if (!R->path->chunks(R, q, &m, t, nt))
 		return false;
 	cw_close(R->w);

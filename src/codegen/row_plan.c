@@ -871,6 +871,29 @@ static void plan_hold(RowK *R)
 	c->info->reg_hold = lean && R->nheld > 0;
 }
 
+/* The entry without a row cache loads its rows from global memory in
+ * every pass that reads them: the last pass that loads each parameter, whose
+ * loads then leave the caches first while the earlier passes' stay (row_emit.c,
+ * row_hint). */
+static void plan_lastload(RowK *R)
+{
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	R->lastload = ARENA_ARRAY(c->a, int, k->nparams + 1);
+	for (int i = 0; i < k->nparams; i++)
+		R->lastload[i] = -1;
+	if (!R->stream)
+		return;
+	NodeId *t = ARENA_ARRAY(c->a, NodeId, k->nreductions + k->nparams + R->ncached + 1);
+	for (int q = 0; q <= R->P; q++) {
+		Closure m;
+		row_closure(R, q, t, row_targets(R, q, t), &m);
+		for (int i = 0; i < m.nleaf; i++)
+			if (c->pin[m.leaf[i]] >= 0)
+				R->lastload[c->pin[m.leaf[i]]] = q;
+	}
+}
+
 bool row_is_held(const RowK *R, NodeId id)
 {
 	if (!R->hold || R->path->path != CG_PATH_REG)
@@ -943,6 +966,7 @@ bool row_plan(RowK *R)
 	fill_info(R);
 	plan_prefetch(R);
 	plan_hold(R);
+	plan_lastload(R);
 	return true;
 }
 

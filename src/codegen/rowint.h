@@ -88,6 +88,8 @@ struct RowK {
 	int npf;
 	NodeId *held;           /* register path: column operands loaded with the row, held (fz_h) */
 	int nheld;
+	int *lastload;          /* per param: the last pass that loads it in the entry without a
+	                           row cache (-1: none, or another entry) */
 	const char **roff;      /* per param: row offset expression "fz_r<d>", or NULL */
 	int *rdecl;             /* per param: d, the parameter declaring that offset */
 	int prim;               /* the stream whose alignment places a row's chunks (shifted paths), or -1 */
@@ -96,6 +98,7 @@ struct RowK {
 	                           chunks through fz_ldc */
 	/* The entry being written. */
 	const RowPath *path;
+	int q;                  /* the pass being written (P: the epilogue) */
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */

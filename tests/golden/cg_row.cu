@@ -276,6 +276,30 @@ template <class T, int V> __device__ __forceinline__ void fz_mv(T (&d)[V], const
 // entry's code, so NVRTC's time, near the register path's.
 __device__ __forceinline__ bool fz_inrow(int i, int n) { return (unsigned)i < (unsigned)n; }
 __device__ __forceinline__ bool fz_inrow(long long i, long long n) { return (unsigned long long)i < (unsigned long long)n; }
+// A chunk of a row read for the last time by an entry that reads its rows
+// from global memory in more than one pass (split rows without a row cache):
+// loaded to leave the L1 alone and the L2 first (evict_first), so that the
+// chunks its earlier passes kept (fz_ldk) stay for the passes that read them
+// again (the loaders' Last; row_emit.c, row_hint).
+template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldlv(const S *p)
+{
+	fz_vec<S, V> o;
+#if __CUDA_ARCH__ >= 800
+	if constexpr (sizeof(o) % 16 == 0) {
+		unsigned *w = reinterpret_cast<unsigned *>(o.e);
+		unsigned long long pol;
+		asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+#pragma unroll
+		for (int k = 0; k < (int)sizeof(o) / 16; k++)
+			asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+			    : "=r"(w[4 * k]), "=r"(w[4 * k + 1]), "=r"(w[4 * k + 2]), "=r"(w[4 * k + 3])
+			    : "l"(reinterpret_cast<const char *>(p) + 16 * k), "l"(pol));
+		return o;
+	}
+#endif
+	o = *reinterpret_cast<const fz_vec<S, V> *>(p);
+	return o;
+}
 template <class C, class S, int V, class I>
 __device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, I n)
 {
@@ -285,13 +309,15 @@ __device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, 
 		r.e[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);
 	return r;
 }
-template <bool Keep = false, class C, class S, int V, class I>
+template <bool Keep = false, bool Last = false, class C, class S, int V, class I>
 __device__ __forceinline__ void fz_ldm(C (&o)[V], const S *__restrict__ p, I j0, I n, bool vec)
 {
 	if (vec && j0 >= 0 && j0 + V <= n) {
 		fz_vec<S, V> v;
 		if constexpr (Keep)
 			v = fz_ldkv<S, V>(p + j0);
+		else if constexpr (Last)
+			v = fz_ldlv<S, V>(p + j0);
 		else
 			v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
 		fz_unpack(o, v);
@@ -321,14 +347,20 @@ __device__ __forceinline__ void fz_ldw(C (&o)[V], const S *__restrict__ p, int j
 // (H100: log_softmax f32 167x50257 56.6 -> 43.2 us, softmax f32 1024x32768
 // 109.8 -> 104.6). Not in the register path's fz_str, where it lost as much
 // as it won (docs/performance.md, "General loops: whole chunks unchecked").
-template <class S, int V> __device__ __forceinline__ void fz_stg(S *p, const fz_vec<S, V> &v)
+// Stream: a store that the caches should not keep (st.global.cs), beside
+// fz_ldk's and fz_ldlv's loads (row_emit.c, row_hint).
+template <class S, int V, bool Stream = false> __device__ __forceinline__ void fz_stg(S *p, const fz_vec<S, V> &v)
 {
 #if __CUDA_ARCH__ >= 700
 	if constexpr (sizeof(fz_vec<S, V>) == 16) {
 		union { fz_vec<S, V> v; unsigned w[4]; } u;
 		u.v = v;
-		asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u.w[0]), "r"(u.w[1]), "r"(u.w[2]),
-		             "r"(u.w[3]) : "memory");
+		if constexpr (Stream)
+			asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u.w[0]), "r"(u.w[1]),
+			             "r"(u.w[2]), "r"(u.w[3]) : "memory");
+		else
+			asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u.w[0]), "r"(u.w[1]),
+			             "r"(u.w[2]), "r"(u.w[3]) : "memory");
 		return;
 	}
 #endif
@@ -342,13 +374,13 @@ __device__ __noinline__ void fz_stm_part(S *__restrict__ p, I j0, I n, fz_vec<S,
 		if (fz_inrow(j0 + u, n))
 			p[j0 + u] = v.e[u];
 }
-template <class C, class S, int V, class I>
+template <bool Stream = false, class C, class S, int V, class I>
 __device__ __forceinline__ void fz_stm(S *__restrict__ p, I j0, I n, bool vec, const C (&o)[V])
 {
 	fz_vec<S, V> v;
 	fz_pack(v, o);
 	if (vec && j0 >= 0 && j0 + V <= n)
-		fz_stg<S, V>(p + j0, v);
+		fz_stg<S, V, Stream>(p + j0, v);
 	else
 		fz_stm_part<S, V, I>(p, j0, n, v);
 }
@@ -1935,7 +1967,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 				float l0[4][4];
 #pragma unroll
 				for (int fz_g = 0; fz_g < 4; fz_g++) {
-					fz_ldm(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
+					fz_ldm<true>(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
 				}
 #pragma unroll
 				for (int fz_g = 0; fz_g < 4; fz_g++) {
@@ -2027,7 +2059,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 				float l0[2][4];
 #pragma unroll
 				for (int fz_g = 0; fz_g < 2; fz_g++) {
-					fz_ldm(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
+					fz_ldm<false, true>(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);
 				}
 #pragma unroll
 				for (int fz_g = 0; fz_g < 2; fz_g++) {
@@ -2043,7 +2075,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) cg_row_k0_stream(
 							const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
 							v10[u] = t10;
 						}
-						fz_stm(out_y + fz_r0, j0, fz_e, fz_v3, v10);
+						fz_stm<true>(out_y + fz_r0, j0, fz_e, fz_v3, v10);
 					}
 				}
 			}

@@ -922,6 +922,38 @@ START_TEST(masked_bits)
 }
 END_TEST
 
+/* The split rows' entry without a row cache (row_emit.c, row_hint): a row's
+ * stream loaded again by a later pass kept in the caches (fz_ldm<true>), its
+ * last pass's loads leaving them first (fz_ldm<false, true>), an input read
+ * in one pass only left first too, the outputs stored past them
+ * (fz_stm<true>); the column operand plain, as before. No other entry
+ * hints a row's stream. */
+START_TEST(stream_hints)
+{
+	Compilation *c = compile_mode("in x: f32[B, N]\nin r: f32[B, N]\nin w: f32[N]\nin eps: f32\n"
+	                              "out y = x * rsqrt(mean(x * x) + eps) * w + r\n", true);
+	const CgModule *m = &c->module;
+	const CgEntry *s = NULL;
+	for (int e = 0; e < m->nentries; e++) {
+		const CgEntry *en = &m->entries[e];
+		if (en->stream)
+			s = en;
+		else
+			ck_assert_msg(!strstr(en->text, "fz_ldm<") && !strstr(en->text, "fz_stm<"), "%s hints", en->symbol);
+	}
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(strstr(s->text, "fz_ldm<true>(l0[fz_g], in_x + fz_r0, fz_jb + fz_g * fz_step, fz_e, fz_v0);"));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "fz_ldm<false, true>(l0[1], in_x + fz_r0, j0 + fz_step, fz_e, fz_v0);"));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "fz_ldm<false, true>(l1[1], in_r + fz_r0, j0 + fz_step, fz_e, fz_v1);"));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "fz_ldc(l2, in_w, j0, fz_e);"));
+	ck_assert_ptr_nonnull(strstr(s->text, "fz_stm<true>(out_y + fz_r0, j0, fz_e, fz_v3, v10);"));
+	ck_assert_ptr_null(strstr(s->text, "fz_ldm<true>(l1"));
+	ck_assert_ptr_null(strstr(s->text, "fz_ldm(l"));
+	assert_nvrtc_clean(c, 90, "stream hints");
+	pipe_free(c);
+}
+END_TEST
+
 /* The staged rows' entries (row_emit.c): each chunk read from the tile
  * whole; their reductions inline shuffles, with no fz_red (no static
  * shared memory), but in the classes of f32 rows below tile_kmax chunks (a
@@ -1324,6 +1356,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, row_cache_slots);
 	tcase_add_test(t, late_inputs);
 	tcase_add_test(t, masked_bits);
+	tcase_add_test(t, stream_hints);
 	tcase_add_test(t, tile_entries);
 	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);
