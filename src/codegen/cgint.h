@@ -10,9 +10,11 @@
  *   pointwise.c   pointwise kernels (the POINTWISE path)
  *   row*.c        row kernels: row_plan.c plans a kernel once (passes, the
  *                 row cache, prefetch), row_emit.c writes what every path
- *                 shares (passes, reductions, per-row values), then one file
- *                 per path: row_reg.c (REG), row_loop.c (ROW), row_split.c
- *                 (SPLIT), row_tile.c (TILE); rowint.h is what they share
+ *                 shares (passes, reductions, per-row values), row_chunk.c
+ *                 a chunk's elements, accumulations, loads and stores, then
+ *                 one file per path: row_reg.c (REG), row_loop.c (ROW),
+ *                 row_split.c (SPLIT), row_tile.c (TILE); rowint.h is what
+ *                 they share
  *   launch.c      cg_launch: the rules that choose a path and its geometry,
  *                 and the one place that completes a launch plan
  *   launch_print.c  --emit=launch

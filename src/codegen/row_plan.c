@@ -159,7 +159,7 @@ static bool leaf_cast(const RowK *R, const Node *n, NodeId x)
  *
  * Either may be a mean instead of a sum. The terms are computed as the
  * program writes them (its own ops, u from the partner's chunk array), so
- * only the merging's roundings are new (row_emit.c). */
+ * only the merging's roundings are new (row_chunk.c). */
 static bool is_float(const RowK *R, NodeId id)
 {
 	return !strcmp(cg_compute_type((fz_dtype)R->c->g->nodes[id].dtype), "float");
@@ -426,7 +426,7 @@ int row_targets(RowK *R, int q, NodeId *t)
 	int n = 0;
 	for (int i = 0; i < k->nreductions; i++) {
 		NodeId red = k->reductions[i], m = row_online_of(R, red);
-		/* an online sum's pass computes its partner's operand alone (row_emit.c
+		/* an online sum's pass computes its partner's operand alone (row_chunk.c
 		 * computes the terms from it) */
 		if (c->ph[red] == q + 1)
 			t[n++] = c->g->nodes[m >= 0 ? m : red].args[0];
@@ -873,7 +873,7 @@ static void plan_hold(RowK *R)
 
 /* The entry without a row cache loads its rows from global memory in
  * every pass that reads them: the last pass that loads each parameter, whose
- * loads then leave the caches first while the earlier passes' stay (row_emit.c,
+ * loads then leave the caches first while the earlier passes' stay (row_chunk.c,
  * row_hint). */
 static void plan_lastload(RowK *R)
 {

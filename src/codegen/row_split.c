@@ -65,7 +65,7 @@ static bool split_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int 
 /* Every block of the row gets every block's partial results of pass q's
  * round `round` (row_round): published in the kernel's order, combined in
  * the round's (an online sum of a max after the max, each block's sum
- * brought to the row's maximum from the block's: row_emit.c's
+ * brought to the row's maximum from the block's: row_chunk.c's
  * emit_online_max). */
 static void split_exchange(RowK *R, int q, int round)
 {

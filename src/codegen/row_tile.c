@@ -14,11 +14,12 @@
  * tile's slack, masked by the accumulation) and stored to it element by
  * element (fz_tst); other streams load whole chunks where the row's start
  * is aligned. A row's group is at most a warp: its reductions are inline
- * shuffles (fz_reduce_warp, but row_emit.c's tile_reduce_call), and the
- * entries are bound to blocks an SM by class (tile_blocks). K is
- * the entry's compile-time class, 1, 2 or 4 (up to the register path's
- * rk; for halves 1 or 2: row_plan.c's tile_kmax): a row of 7 f32 takes one
- * thread of 2 chunks, not 4 (whose dead elements would be computed too).
+ * shuffles (fz_reduce_warp; none where a thread takes a row: row_emit.c's
+ * emit_block_reduce), and the entries are bound to blocks an SM by class
+ * (tile_blocks). K is the entry's compile-time class, 1, 2 or 4 (up to the
+ * register path's rk; for halves 1 or 2: row_plan.c's tile_kmax): a row of
+ * 7 f32 takes one thread of 2 chunks, not 4 (whose dead elements would be
+ * computed too).
  * Entries of 16 elements a thread copy their inputs in with cp.async, every
  * piece of a thread in flight at once (tile_async).
  *

@@ -165,13 +165,12 @@ bool row_tile_direct(const RowK *R);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
 
-/* ---- row_emit.c ------------------------------------------------------------ */
+/* ---- row_chunk.c ----------------------------------------------------------- */
 
 /* Whether parameter i's chunks are loaded to stay in the caches (fz_ldk). */
 bool row_keeps(const RowK *R, int i);
 /* The pointer to a row of parameter i ("in_x + fz_r0"), marked used. */
 const char *row_ptr(RowK *R, int i);
-/* The C type of a reduction's accumulator, and its combining functor. */
 /* A chunk's V elements (the u-loop), with per-element checks (general
  * loops) or per-chunk partials (the register path). */
 bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg);
@@ -182,6 +181,9 @@ const char *row_value_array(RowK *R, NodeId id);
  * and its store; `n` is the row's (or segment's) end. */
 const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n);
 const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o);
+/* The reciprocals of the row's divisors of pass q's divisions (fz_rc<d>),
+ * before its chunks. */
+void row_recips(RowK *R, const Closure *m);
 
 /* ---- the paths ----------------------------------------------------------- */
 

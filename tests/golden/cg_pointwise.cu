@@ -79,7 +79,7 @@ template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o
 }
 // fz_ldk's chunk as a value, for the row loaders' Keep: so written, layernorm
 // bf16's register entry took 89 registers, with fz_ldk inline 111 (the
-// register entries keep nothing since: row_emit.c, row_keeps).
+// register entries keep nothing since: row_chunk.c, row_keeps).
 template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldkv(const S *p)
 {
 	fz_vec<S, V> v;

@@ -79,7 +79,7 @@ template <class S, int V> __device__ __forceinline__ void fz_ldk(fz_vec<S, V> &o
 }
 // fz_ldk's chunk as a value, for the row loaders' Keep: so written, layernorm
 // bf16's register entry took 89 registers, with fz_ldk inline 111 (the
-// register entries keep nothing since: row_emit.c, row_keeps).
+// register entries keep nothing since: row_chunk.c, row_keeps).
 template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldkv(const S *p)
 {
 	fz_vec<S, V> v;
@@ -280,7 +280,7 @@ __device__ __forceinline__ bool fz_inrow(long long i, long long n) { return (uns
 // from global memory in more than one pass (split rows without a row cache):
 // loaded to leave the L1 alone and the L2 first (evict_first), so that the
 // chunks its earlier passes kept (fz_ldk) stay for the passes that read them
-// again (the loaders' Last; row_emit.c, row_hint).
+// again (the loaders' Last; row_chunk.c, row_hint).
 template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldlv(const S *p)
 {
 	fz_vec<S, V> o;
@@ -348,7 +348,7 @@ __device__ __forceinline__ void fz_ldw(C (&o)[V], const S *__restrict__ p, int j
 // 109.8 -> 104.6). Not in the register path's fz_str, where it lost as much
 // as it won (docs/performance.md, "General loops: whole chunks unchecked").
 // Stream: a store that the caches should not keep (st.global.cs), beside
-// fz_ldk's and fz_ldlv's loads (row_emit.c, row_hint).
+// fz_ldk's and fz_ldlv's loads (row_chunk.c, row_hint).
 template <class S, int V, bool Stream = false> __device__ __forceinline__ void fz_stg(S *p, const fz_vec<S, V> &v)
 {
 #if __CUDA_ARCH__ >= 700
