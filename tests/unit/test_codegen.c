@@ -922,7 +922,7 @@ START_TEST(masked_bits)
 }
 END_TEST
 
-/* The split rows' entry without a row cache (row_emit.c, row_hint): a row's
+/* The split rows' entry without a row cache (row_chunk.c, row_hint): a row's
  * stream loaded again by a later pass kept in the caches (fz_ldm<true>), its
  * last pass's loads leaving them first (fz_ldm<false, true>), an input read
  * in one pass only left first too, the outputs stored past them
