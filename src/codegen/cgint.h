@@ -33,8 +33,16 @@
  * docs/performance.md); its entries hold 1, 2, ... up to CG_TILE_KMAX chunks a
  * thread (CgKernelInfo.tile_kmax). */
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
-/* A staged block is CG_TILE_THREADS threads (its rows' groups). */
-enum { CG_TILE_THREADS = 256 };
+/* A staged block is CG_TILE_THREADS threads (its rows' groups): 64, not 256,
+ * where a row takes several threads, so that a block's tile is a quarter as
+ * long and the launch's last blocks leave the device sooner; 256 where a
+ * thread takes a row (the direct entries), whose rows are short enough that
+ * a block of 64 did not gain and made the grid four times as long (H200,
+ * docs/performance.md, "Smaller tiles"). The rows are staged where they fill
+ * CG_TILE_FILL threads an SM, as many as when that rule was measured with
+ * blocks of 256 (launch.c's tile_rules). */
+enum { CG_TILE_THREADS = 64, CG_TILE_THREADS_DIRECT = 256, CG_TILE_FILL = 256 };
+static inline int cg_tile_threads(bool direct) { return direct ? CG_TILE_THREADS_DIRECT : CG_TILE_THREADS; }
 /* The register path's entries that hold column operands (CgKernelInfo.reg_hold)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most
  * CG_HOLD_MAX of them. */

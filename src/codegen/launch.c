@@ -18,11 +18,12 @@
  *
  * Rows:
  *   - TILE first: many rows of at most CG_TILE_CHUNKS chunks, not a
- *     multiple of V, 256 threads a block, a row in the registers of one
- *     thread of the fewest chunks (K = 1, 2, 4; for halves 1, 2), which
- *     reads its row from global memory and stages only its outputs (the
- *     direct entries), or of the fewest threads of the most, the block's
- *     rows staged through shared memory both ways;
+ *     multiple of V, 64 threads a block (256 where a thread takes a row:
+ *     cg_tile_threads), a row in the registers of one thread of the
+ *     fewest chunks (K = 1, 2, 4; for halves 1, 2), which reads its row
+ *     from global memory and stages only its outputs (the direct
+ *     entries), or of the fewest threads of the most, the block's rows
+ *     staged through shared memory both ways;
  *   - threads per row G: about 8 chunks a thread (as many as the register
  *     path holds, rk, where it applies), up to the entries' thread bound,
  *     raised while the rows leave most of the device idle; G <= 32 a power
@@ -467,10 +468,10 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
 
 /* Short rows not a multiple of V, many: staged through shared memory a
  * block at a time (TILE), each row in the registers of a thread (up to
- * tile_kmax chunks) or of the fewest threads that hold it in that many; 256
- * threads a block. false where they are not short, are a multiple of V (the
- * register path's vectors are then aligned: faster, measured), or too few
- * to give every SM a tile. */
+ * tile_kmax chunks) or of the fewest threads that hold it in that many;
+ * cg_tile_threads' threads a block. false where they are not short, are a
+ * multiple of V (the register path's vectors are then aligned: faster,
+ * measured), or too few to give every SM CG_TILE_FILL threads of them. */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -478,8 +479,8 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || z->n % ki->vec == 0 || chunks > CG_TILE_CHUNKS)
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
-	int64_t R = CG_TILE_THREADS / G;
-	if (G > 32 || z->rows < z->sms * R)
+	int64_t R = cg_tile_threads(G == 1) / G;
+	if (G > 32 || z->rows * G < z->sms * CG_TILE_FILL)
 		return false;
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
 	               .rule = CG_RULE_TILE};

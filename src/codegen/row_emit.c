@@ -407,12 +407,13 @@ static bool tile_light(const RowK *R, int bytes)
 	return true;
 }
 
-/* The blocks an SM a staged entry is bound to (__launch_bounds__'s second
- * argument; 0: the kernel's thread bound alone). Short rows run as many
- * blocks as their registers allow, and NVRTC, left at 64 or more, took what
- * it could: 5 blocks of halves' entries at 48 registers, the classes of f32
- * rows below tile_kmax (rows of up to 8: a thread a row, no reduction)
- * at 8 blocks and 32, in kernels without long math or wider values
+/* The threads an SM a staged entry is bound to (__launch_bounds__'s second
+ * argument is that over its block, cg_tile_threads; 0: the kernel's thread
+ * bound alone). Short rows run as many blocks as their registers allow, and
+ * NVRTC, left at 64 or more, took what it could: 5 blocks of 256 threads of
+ * halves' entries at 48 registers, the classes of f32 rows below tile_kmax
+ * (rows of up to 8: a thread a row, no reduction) at 8 blocks and 32, in
+ * kernels without long math or wider values
  * (tile_light). H100, one call, `bench/row_shapes.py --reps 100`, the
  * entries unbound -> bound (us): layernorm bf16 132104x127 42.4 -> 40.3,
  * 541200x31 41.3 -> 39.4, softmax f16 132105x127 41.3 -> 39.6, 2396746x7
@@ -422,11 +423,11 @@ static bool tile_light(const RowK *R, int bytes)
  * fz_mk's bits, which lost alone too) softmax f32 66053x127 took 30.6 ->
  * 31.6 or 31.9 us, 700001x13 33.7 -> 35.4 or 35.7 (the bound without the
  * bits was not timed there; docs/performance.md, "Staged rows"). */
-static int tile_blocks(const RowK *R)
+static int tile_threads(const RowK *R)
 {
 	if (R->vec >= 8)
-		return tile_light(R, 2) ? 5 : 0;
-	return R->vec == 4 && R->K < R->c->info->tile_kmax && tile_light(R, 4) ? 8 : 0;
+		return tile_light(R, 2) ? 5 * 256 : 0;
+	return R->vec == 4 && R->K < R->c->info->tile_kmax && tile_light(R, 4) ? 8 * 256 : 0;
 }
 
 /* The entry of path `rp`: body first (it decides which parameters are used),
@@ -488,14 +489,14 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	/* 56 registers for lean kernels' entries and their masked class
 	 * (FZ_LEAN_ROW, FZ_MASKED_ROW: the prelude says why) */
 	/* staged rows of halves hold 16 elements a thread, as f32 tiles do: 64
-	 * registers where tile_blocks leaves them unbound, unless the kernel is
+	 * registers where tile_threads leaves them unbound, unless the kernel is
 	 * heavy (at 128, layernorm bf16's tiles took 96 and ran 2 blocks an SM
 	 * instead of 4) */
 	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
 	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
-	int blocks = tile ? tile_blocks(R) : 0;
+	int blocks = tile ? tile_threads(R) / cg_tile_threads(R->direct) : 0;
 	if (blocks > 0)
-		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_TILE_THREADS, blocks);
+		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", cg_tile_threads(R->direct), blocks);
 	else if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (hentry)

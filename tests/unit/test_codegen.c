@@ -541,21 +541,29 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 0); /* light f32 rows: no prefetch */
 	/* short rows not a multiple of V, many: a block's rows staged through
 	 * shared memory, each row in registers: 63 is 16 chunks, 4 threads of
-	 * 4 chunks, 64 rows a block; tiles of 64 * 63 + 8 elements of x and y
-	 * (fz_tld reads whole chunks, up to 3 elements past the last row) */
+	 * 4 chunks, 16 rows a block of 64 threads; tiles of 16 * 63 + 8 elements
+	 * of x and y (fz_tld reads whole chunks, up to 3 elements past the last
+	 * row) */
 	CgLaunch l = launch(c, 0, (int64_t[]){1 << 20, 63});
 	ck_assert_int_eq(l.path, CG_PATH_TILE);
 	ck_assert_int_eq(l.rule, CG_RULE_TILE);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
 	ck_assert_uint_eq(l.block[0], 4);
-	ck_assert_uint_eq(l.block[1], 64);
-	ck_assert_uint_eq(l.grid[0], 16384);
-	ck_assert_int_eq(l.tiles, 2 * (64 * 63 + 8) * 4);
+	ck_assert_uint_eq(l.block[1], 16);
+	ck_assert_uint_eq(l.grid[0], 65536);
+	ck_assert_int_eq(l.tiles, 2 * (16 * 63 + 8) * 4);
 	ck_assert_uint_eq(l.smem, l.tiles);
 	ck_assert(!l.cooperative);
 	const CgEntry *te = &c->module.entries[l.entry];
 	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's tile after x's */
-	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (64 * 63 + 8) * 4);
+	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (16 * 63 + 8) * 4);
+	/* the rows staged are those that give every SM 256 threads of them, as
+	 * many as with blocks of 256 (CG_TILE_FILL): 132 SMs * 64 rows of 4
+	 * threads, not 132 * 16 */
+	l = launch(c, 0, (int64_t[]){132 * 64, 63});
+	ck_assert_int_eq(l.path, CG_PATH_TILE);
+	l = launch(c, 0, (int64_t[]){132 * 64 - 1, 63});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert(!te->direct && strstr(te->text, "fz_tin") && !strstr(te->text, "fz_gld"));
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
@@ -607,11 +615,12 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.block[1], 16);
 	ck_assert_uint_eq(l.grid[0], 65536);
 	ck_assert_uint_eq(l.smem, 0);
-	/* 127: still staged (32 chunks), 8 threads of 4 chunks a row */
+	/* 127: still staged (32 chunks), 8 threads of 4 chunks a row, 8 rows a
+	 * block of 64 */
 	l = launch(c, 0, (int64_t[]){1 << 20, 127});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
 	ck_assert_uint_eq(l.block[0], 8);
-	ck_assert_uint_eq(l.block[1], 32);
+	ck_assert_uint_eq(l.block[1], 8);
 	/* longer, not a multiple of 4: the masked class, 34 chunks counted from
 	 * each row's alignment, 16 threads a row */
 	l = launch(c, 0, (int64_t[]){1 << 20, 133});
@@ -958,8 +967,9 @@ END_TEST
  * whole; their reductions inline shuffles, with no fz_red (no static
  * shared memory), but in the classes of f32 rows below tile_kmax chunks (a
  * thread a row), which keep fz_reduce's call; their register bounds
- * (tile_blocks): 5 blocks of 256 an SM for halves, 8 for those f32 classes,
- * the kernel's thread bound alone for f32 rows of tile_kmax chunks. */
+ * (tile_threads): 5 blocks of 256 an SM for halves (20 of 64 where several
+ * threads take a row), 8 for those f32 classes, the kernel's thread bound
+ * alone for f32 rows of tile_kmax chunks. */
 START_TEST(tile_entries)
 {
 	static const struct {
@@ -967,7 +977,7 @@ START_TEST(tile_entries)
 	} cases[] = {
 	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1d(", "__launch_bounds__(256, 8) test_k0_tile2d(",
 	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
-	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1d(", "__launch_bounds__(256, 5) test_k0_tile2(",
+	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1d(", "__launch_bounds__(64, 20) test_k0_tile2(",
 	             "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
 	};
 	for (int i = 0; i < 2; i++) {
