@@ -16,8 +16,9 @@ plan lacks (bench/sweep.py's point_of_key), and the kernels to run there:
                                                     "@rows", ["i32", "@n"]]}]}]}
 
 A kernel's grid is its point's rows over rows_per_block (or "grid": [x, y,
-z]); its arguments are the point's inputs by name, "@out" (an output shaped
-as the family's first output, of the first input's dtype), "@null", "@rows"
+z]); "label" names it in the output (its entry's name where absent); its
+arguments are the point's inputs by name, "@out" (an output shaped as the
+family's first output, of the first input's dtype), "@null", "@rows"
 and "@n" (the row count and width, 64-bit), ["ws", bytes] (a workspace:
 zeroed once, before the kernel's first launch, never again), ["wsz", bytes]
 (one zeroed before every launch, as the runtime zeroes split rows'
@@ -98,6 +99,12 @@ class Module:
         self.check(self.cu.cuLaunchKernel(self.func(name, smem), *grid, *block, smem, stream, params, None), name)
 
 
+def label(k):
+    """What kernel k's lines are called: its label, else its entry's name
+    (one entry launched several ways needs labels to tell them apart)."""
+    return k.get("label", k["name"])
+
+
 def kernel_fn(torch, mod, k, p, out_shape):
     """fn(**inputs) launching kernel k at point p, returning its output."""
     rows, n = p["rows"], p["width"]
@@ -170,7 +177,7 @@ def main(argv):
         timed(torch, comp, inputs, ref, p["key"], "torch.compile")
         timed(torch, prog, inputs, ref, p["key"], "fusec")
         for k in item["kernels"]:
-            timed(torch, kernel_fn(torch, mod, k, p, ref.shape), inputs, ref, p["key"], k["name"])
+            timed(torch, kernel_fn(torch, mod, k, p, ref.shape), inputs, ref, p["key"], label(k))
         del inputs
         torch.cuda.empty_cache()
 

@@ -269,6 +269,8 @@ class Run(unittest.TestCase):
                                         ("c_void_p", 0xb000), ("c_void_p", 0xc000)]))
             self.assertEqual([w.zeroed for w in torch.ws], [0, n])
         self.assertEqual(len(torch.zeroed), 2)
+        self.assertEqual(cubin_lab.label(k), "k")  # no label: the entry's name
+        self.assertEqual(cubin_lab.label(dict(k, label="k R=32")), "k R=32")
 
     def test_replay_ab_checks_its_keys_and_libraries_first(self):
         """bench/replay_ab.py, likewise; and a library that is not there."""
