@@ -9,7 +9,9 @@
 #   - compute-sanitizer over `fusec run --check` of every example at small
 #     sizes: memcheck (fused and per-op), racecheck, synccheck and initcheck;
 #     memcheck also at 2 rows of 4194309, where split rows go without a cache,
-#     and memcheck of the GPU interpreter (`--interpret`);
+#     memcheck and racecheck at tens of thousands of short rows, which are
+#     staged through shared memory, and memcheck of the GPU interpreter
+#     (`--interpret`);
 #   - gpu_test_examples and gpu_test_random again on the GPU interpreter
 #     (FUSEC_TEST_INTERPRET=1).
 #
@@ -151,6 +153,9 @@ if [ -n "$SAN" ] && [ -x "$FUSEC" ]; then
 	sanitize memcheck fused-2x5000 2 5000
 	sanitize memcheck fused-1x100003 1 100003
 	sanitize memcheck fused-2x4194309 2 4194309 # split rows without a cache
+	sanitize memcheck fused-40001x31 40001 31   # short rows staged (TILE), several threads a row
+	sanitize memcheck fused-40003x13 40003 13   # ... a thread a row
+	sanitize racecheck fused-40001x31 40001 31
 	sanitize memcheck interpret-3x515 3 515 --interpret
 	sanitize racecheck interpret-3x5000 3 5000 --interpret
 	sanitize racecheck fused-3x67 3 67
