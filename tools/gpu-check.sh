@@ -110,6 +110,11 @@ sanitize() {
 	for ex in "$SRC"/examples/*.fz; do
 		base=$(basename "$ex" .fz)
 		args=$(dim_args "$ex" "$lead" "$row")
+		# eps as its users give it: a random one in [-1, 1) makes var + eps
+		# nearly 0 in some of 40001 rows (2.7e-6 in layernorm's row 2169),
+		# where the GPU and the CPU reference rightly differ past --check's
+		# tolerance
+		grep -q '^in eps:' "$ex" && args="$args --in eps=1e-5"
 		# shellcheck disable=SC2086
 		spawn "san-$tool-$cfg/$base" 150 "$SAN" "${opts[@]}" "$FUSEC" run "$ex" $args $extra --check \
 			--out-dir "$OUT/san/$tool-$cfg-$base"
