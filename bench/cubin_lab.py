@@ -22,9 +22,8 @@ family's first output, of the first input's dtype), "@null", "@rows"
 and "@n" (the row count and width, 64-bit), ["ws", bytes] (a workspace:
 zeroed once, before the kernel's first launch, never again), ["wsz", bytes]
 (one zeroed before every launch, as the runtime zeroes split rows'
-counters), or [type,
-value] with type i32, i64 or f32 and value a number, an input's name (a
-scalar) or "@rows"/"@n".
+counters), or [type, value] with type i32, i64 or f32 and value a number,
+an input's name (a scalar) or "@rows"/"@n".
 Each point prints torch.compile's, fusec's and each kernel's µs a call
 (three replays of the sweep's CUDA graph over input copies:
 run.graph_over_copies) and its largest difference from the family's

@@ -15,8 +15,8 @@
  * element (fz_tst); other streams load whole chunks where the row's start
  * is aligned. A row's group is at most a warp: its reductions are inline
  * shuffles (fz_reduce_warp; none where a thread takes a row: row_emit.c's
- * emit_block_reduce), and the entries are bound to blocks an SM by class
- * (tile_threads). K is the entry's compile-time class, 1, 2 or 4 (up to the
+ * emit_block_reduce), and the entries are bound by class to threads an SM
+ * (row_emit.c's tile_threads). K is the entry's compile-time class, 1, 2 or 4 (up to the
  * register path's rk; for halves 1 or 2: row_plan.c's tile_kmax): a row of
  * 7 f32 takes one thread of 2 chunks, not 4 (whose dead elements would be
  * computed too).

@@ -557,14 +557,13 @@ START_TEST(row_schedules_by_length)
 	const CgEntry *te = &c->module.entries[l.entry];
 	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's tile after x's */
 	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), (16 * 63 + 8) * 4);
-	/* the rows staged are those that give every SM 256 threads of them, as
-	 * many as with blocks of 256 (CG_TILE_FILL): 132 SMs * 64 rows of 4
-	 * threads, not 132 * 16 */
-	l = launch(c, 0, (int64_t[]){132 * 64, 63});
-	ck_assert_int_eq(l.path, CG_PATH_TILE);
-	l = launch(c, 0, (int64_t[]){132 * 64 - 1, 63});
-	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert(!te->direct && strstr(te->text, "fz_tin") && !strstr(te->text, "fz_gld"));
+	/* the rows staged are those that give every SM 256 threads of them, as
+	 * many as with blocks of 256 (CG_TILE_FILL): 64 rows of 4 threads an
+	 * SM, not a block's 16 */
+	int64_t fill = (int64_t)h100().sm_count * 64;
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){fill, 63}).path, CG_PATH_TILE);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){fill - 1, 63}).path, CG_PATH_REG);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
 	 * of 256 * 7 + 8 elements, rounded to 16 bytes */
