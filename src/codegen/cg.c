@@ -232,6 +232,29 @@ const char *cg_module_source(const CgModule *m, const bool *want, Arena *a)
 	return sb_str(&sb);
 }
 
+/* The casts whose rounding their stores do (cg_store_cast): to f16 or bf16,
+ * of a value computed in float (f32, f16, bf16: not f64, whose conversion
+ * rounds to odd first, nor integers), read by no node. fz_out rounds once
+ * what the cast would round twice (round(round(v)) = round(v)), and ptxas
+ * does not see that a half's value rounds to itself: a cast before the store
+ * cost a conversion, a shift and a second conversion an element (f16: two
+ * conversions), each output of layernorm bf16 and rmsnorm f16. */
+static bool *find_store_casts(const Graph *g, Arena *a)
+{
+	bool *read = ARENA_ARRAY(a, bool, g->n + 1), *cast = ARENA_ARRAY(a, bool, g->n + 1);
+	for (int i = 0; i < g->n; i++)
+		for (int j = 0; j < ir_ops[g->nodes[i].op].arity && j < 3; j++)
+			if (g->nodes[i].args[j] >= 0)
+				read[g->nodes[i].args[j]] = true;
+	for (int i = 0; i < g->n; i++) {
+		const Node *n = &g->nodes[i];
+		bool half = n->dtype == FZ_F16 || n->dtype == FZ_BF16;
+		bool from = n->operand == FZ_F32 || n->operand == FZ_F16 || n->operand == FZ_BF16;
+		cast[i] = n->op == OP_CAST && half && from && !read[i];
+	}
+	return cast;
+}
+
 bool cg_generate(const Plan *p, Arena *a, CgModule *out, Diag *d)
 {
 	memset(out, 0, sizeof *out);
@@ -248,6 +271,7 @@ bool cg_generate(const Plan *p, Arena *a, CgModule *out, Diag *d)
 	if (!g)
 		return cg_internal(&c, "the plan has no graph");
 	out->name = kernel_ident(a, g->name);
+	c.store_cast = find_store_casts(g, a);
 	if (!gen_kernels(&c))
 		return false;
 	out->source = cg_module_source(out, NULL, a);

@@ -161,6 +161,7 @@ typedef struct Cg {
 	int32_t *ph;                   /* row kernels: reductions on the way from the leaves */
 	int32_t *lastread;             /* row kernels: last pass reading a cached value, -1 */
 	uint8_t *nflags;               /* row kernels: NK_* (rowint.h) */
+	bool *store_cast;              /* casts the store rounds (cg_store_cast), by node */
 	/* The kernel being emitted. */
 	const Kernel *k;
 	const char *kname;             /* its name as a C identifier */
@@ -214,6 +215,11 @@ const char *cg_acc_identity(Cg *c, NodeId red);
 /* The reduction's argument in the current scope, cast to its accumulator's type. */
 const char *cg_acc_arg(Cg *c, NodeId red);
 const char *cg_acc_result(Cg *c, NodeId red, const char *acc, const char *n);
+/* A cast to f16 or bf16 of a value computed in float that no node reads, only
+ * an output stores (Cg.store_cast, cg.c): the store rounds it (fz_out), so
+ * the cast writes a comment to w instead of a line and its value is its
+ * operand's; true where it did. */
+bool cg_store_cast(Cg *c, CgW *w, NodeId id);
 /* The value of a node in the current scope: vname, or a literal constant. */
 const char *cg_value(Cg *c, NodeId id);
 /* Mark a new stamp; returns it. */

@@ -212,6 +212,16 @@ const char *cg_value(Cg *c, NodeId id)
 	return "0";
 }
 
+bool cg_store_cast(Cg *c, CgW *w, NodeId id)
+{
+	if (!c->store_cast[id])
+		return false;
+	const Node *n = &c->g->nodes[id];
+	c->vname[id] = cg_value(c, n->args[0]);
+	cw_line(w, "// t%d = %s: rounded where it is stored", id, cg_comment(c, n));
+	return true;
+}
+
 /* ---- expressions -------------------------------------------------------------- */
 
 static const char *cast_expr(Cg *c, fz_dtype from, fz_dtype to, const char *a)

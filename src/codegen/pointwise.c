@@ -358,6 +358,8 @@ static bool emit_elements(const Pw *pw, bool one, int32_t outs)
 			continue;
 		const Node *n = &c->g->nodes[id];
 		bool red = ir_ops[n->op].cls == OC_REDUCE;
+		if (cg_store_cast(c, c->w, id))
+			continue;
 		if (red && !pw->rows)
 			return cg_internal(c, "reduction %%%d in pointwise kernel %s", id, k->name);
 		const char *e = red ? reduce_one(c, id) : cg_node_expr(c, id);

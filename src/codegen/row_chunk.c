@@ -130,6 +130,8 @@ static bool emit_node(RowK *R, NodeId id, DivMode div)
 {
 	Cg *c = R->c;
 	const Node *n = &c->g->nodes[id];
+	if (cg_store_cast(c, R->w, id))
+		return true;
 	static const char *const fn[] = {"fz_divr(%s, %s, fz_rc%d)", "fz_divq(%s, %s, fz_rc%d, fz_dx)",
 	                                 "fz_divr_call(%s, %s, fz_rc%d)"};
 	const char *e = row_div(R, n) ? arena_printf(c->a, fn[div], cg_value(c, n->args[0]), cg_value(c, n->args[1]),

@@ -121,6 +121,8 @@ static bool emit_rowc(RowK *R, int p)
 		if (c->mark3[id] != R->rowc || row_is_colv(R, id) || row_is_red(R, id) || cg_is_leaf(c, id) || c->ph[id] != p)
 			continue;
 		const Node *n = &c->g->nodes[id];
+		if (cg_store_cast(c, R->w, id))
+			continue;
 		const char *e = cg_node_expr(c, id);
 		if (!e)
 			return false;

@@ -121,31 +121,6 @@ __device__ __forceinline__ void fz_st(S *__restrict__ p, long long j0, long long
 				fz_out(p[j0 + u], o[u]);
 	}
 }
-// Casts to a half type round once to nearest even, also from f64 and from
-// integers: first to f32 rounding to odd, which the second rounding to fewer
-// bits cannot spoil (as the interpreter does).
-__device__ __forceinline__ float fz_odd(double d)
-{
-	float f = __double2float_rz(d);
-	return (double)f == d || d != d ? f : __uint_as_float(__float_as_uint(f) | 1u);
-}
-__device__ __forceinline__ float fz_odd(long long v)
-{
-	float f = __ll2float_rz(v);
-	return __float2ll_rz(f) == v ? f : __uint_as_float(__float_as_uint(f) | 1u);
-}
-__device__ __forceinline__ float fz_round_f16(float v)
-{
-	fz_f16 h;
-	fz_out(h, v);
-	return fz_in(h);
-}
-__device__ __forceinline__ float fz_round_bf16(float v)
-{
-	fz_bf16 h;
-	fz_out(h, v);
-	return fz_in(h);
-}
 // Pointwise kernels keep a chunk in its storage type, V elements in 16 bytes,
 // and convert an element where the math uses it (fz_get): eight halves
 // unpacked at the load held eight registers, not four, across the math (DyT
@@ -290,9 +265,9 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 			const float t6 = t4 + t5; // x * s + b
 			const float t7 = fz_relu(t6); // relu(x * s + b)
 			const float t8 = t7 - l2[u]; // relu(x * s + b) - r
-			const float t9 = fz_round_f16(t8); // f16(y)
+			// t9 = f16(y): rounded where it is stored
 			s8[u] = t8;
-			s9[u] = t9;
+			s9[u] = t8;
 		}
 		fz_out(out_y[fz_i], s8[0]);
 		fz_out(out_m[fz_i], s9[0]);
@@ -322,9 +297,9 @@ extern "C" __global__ void __launch_bounds__(256) cg_pointwise_k0_pw(
 			const float t6 = t4 + t5; // x * s + b
 			const float t7 = fz_relu(t6); // relu(x * s + b)
 			const float t8 = t7 - fz_get(l2, u); // relu(x * s + b) - r
-			const float t9 = fz_round_f16(t8); // f16(y)
+			// t9 = f16(y): rounded where it is stored
 			fz_out(s8.e[u], t8);
-			fz_out(s9.e[u], t9);
+			fz_out(s9.e[u], t8);
 		}
 		fz_stv(out_y, fz_c, s8);
 		fz_stv(out_m, fz_c, s9);

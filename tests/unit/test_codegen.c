@@ -467,6 +467,35 @@ START_TEST(prelude_pieces)
 }
 END_TEST
 
+/* A cast to a half type that only an output stores is rounded by the store
+ * alone (cg.c's find_store_casts); one that a node reads, or from f64 (which
+ * rounds to odd first), keeps its rounding. */
+START_TEST(casts_rounded_by_stores)
+{
+	static const struct {
+		const char *src, *kept; /* kept: the rounding that stays, or NULL */
+	} cases[] = {
+	    {"in x: f32[N]\nout y = bf16(x * 2)\n", NULL},
+	    {"in x: f32[R, C]\nin w: f32[C]\nout y = f16(x * rsqrt(mean(x * x)) * w)\nout s = bf16(sum(x))\n", NULL},
+	    {"in x: f32[N]\nh = f16(x * 2)\nout y = h\nout z = h + 1\n", "fz_round_f16(t"},
+	    {"in d: f64[N]\nout y = f16(d * 2)\n", "fz_round_f16(fz_odd("},
+	    {"in i: i32[N]\nout y = bf16(i)\n", "fz_round_bf16(fz_odd("},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		Compilation *c = compile_mode(cases[i].src, true);
+		const char *s = c->module.source;
+		if (cases[i].kept) {
+			ck_assert_msg(strstr(s, cases[i].kept) != NULL, "case %zu: no %s", i, cases[i].kept);
+		} else {
+			ck_assert_msg(!strstr(s, "fz_round_"), "case %zu rounds before its store", i);
+			ck_assert_msg(strstr(s, ": rounded where it is stored") != NULL, "case %zu: no comment", i);
+		}
+		assert_nvrtc_clean(c, 90, "casts_rounded_by_stores");
+		pipe_free(c);
+	}
+}
+END_TEST
+
 /* Constants keep their value exactly, in the operation's precision. */
 START_TEST(literals)
 {
@@ -1356,6 +1385,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, lines_commented);
 	tcase_add_test(t, broadcast_offsets_shared);
 	tcase_add_test(t, prelude_pieces);
+	tcase_add_test(t, casts_rounded_by_stores);
 	tcase_add_test(t, literals);
 	tcase_add_test(t, deep_chain);
 	suite_add_tcase(s, t);
