@@ -334,7 +334,11 @@ def select(points, args):
                   if (p["family"], p["dtype"], p["width"], p["launch_bound"]) in QUICK]
     if args.only:
         subs = args.only.split(",")
-        points = [p for p in points if any(s in p["key"] for s in subs)]
+        keyed = {p["key"]: p for p in points}
+        # an entry that matches no point but names a shape of a family of
+        # rows (point_of_key: `softmax-f32-262144x32`) adds that shape
+        extra = [point_of_key(s, keyed) for s in subs if not any(s in k for k in keyed)]
+        points = [p for p in points if any(s in p["key"] for s in subs)] + [p for p in extra if p]
     k, m = args.part
     return [p for i, p in enumerate(points) if i % m == k - 1]
 
@@ -717,7 +721,8 @@ def parse_args(argv):
     ap.add_argument("--part", type=parse_part, default=(1, 1), metavar="N/M",
                     help="run every M-th point of the plan from the N-th (default 1/1, all)")
     ap.add_argument("--quick", action="store_true", help="a handful of points (%d)" % len(QUICK))
-    ap.add_argument("--only", help="comma-separated substrings of point keys")
+    ap.add_argument("--only", help="comma-separated substrings of point keys, or keys of shapes "
+                    "the plan lacks (rows x width of a family of rows: softmax-f32-262144x32)")
     ap.add_argument("--budget", type=float, default=480,
                     help="seconds: start no point that would end past this (default 480)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")

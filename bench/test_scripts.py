@@ -764,6 +764,14 @@ class FakeGpuSweep(unittest.TestCase):
             self.assertEqual(len(bad), p["family"] == "softmax", p["key"])
         self.assertIn("- Checks: a failed check or an error at 4 of 8 points", out)
 
+    def test_only_a_shape_outside_the_plan(self):
+        rc, doc, _ = self.fake_sweep(["--only", "softmax-f32-1000x33,rmsnorm-f32-1198373x7,nosuch-f32-1x2"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(sorted(p["key"] for p in doc["points"]), ["rmsnorm-f32-1198373x7", "softmax-f32-1000x33"])
+        p = [p for p in doc["points"] if p["key"] == "softmax-f32-1000x33"][0]
+        self.assertEqual((p["dims"], p["width"], p["rows"]), ({"B": 1000, "N": 33}, 33, 1000))
+        self.assertEqual(p["errors"], [])
+
     def test_budget(self):
         rc, doc, out = self.fake_sweep(["--budget", "0", "--only", "adam"])
         self.assertEqual(rc, 0)
