@@ -95,6 +95,12 @@ SCALARS = {"eps": 1e-5, "alpha": 0.5}
 TINY = [1, 7, 31]
 ODD = [127, 1001, 3001, 4099, 10007]
 POW2 = [32, 256, 1024, 4096, 16384, 131072]
+# Short rows of a multiple of the chunk (16 bytes): the register path with one
+# to eight threads a row, not the staged tiles of the odd ones; an attention
+# head's 64 or 128 (a per-head RMSNorm). Timed on the H200 beside
+# torch.compile before they joined the plan (2026-11-29): softmax f32
+# 524288x16 1.57x, f16 1048576x16 1.74x, rmsnorm bf16 262144x64 1.37x.
+SHORT_POW2 = [8, 16, 64]
 LONG = [1000003, 4194304, 10000019]
 
 
@@ -146,10 +152,10 @@ def F(family, dtype, program, torch_fn, dims, widths, outs, ranges=None, scalars
 
 FAMILIES = [
     F("softmax", "f32", "examples/softmax.fz", "softmax", rows2("B", "N"),
-      TINY + ODD + POW2 + [50257, 151936] + LONG,
+      TINY + ODD + POW2 + SHORT_POW2 + [50257, 151936] + LONG,
       [["B", "N"]]),
     F("softmax", "f16", "examples/softmax_f16.fz", "softmax", rows2("B", "N"),
-      [7, 127, 1001, 4099, 4096, 32768, 50257, 1000003], [["B", "N"]], overflow=F16_SUM_OVERFLOW),
+      [7, 127, 1001, 4099, 16, 64, 4096, 32768, 50257, 1000003], [["B", "N"]], overflow=F16_SUM_OVERFLOW),
     F("softmax", "bf16", "examples/softmax_bf16.fz", "softmax", rows2("B", "N"),
       [31, 3001, 10007, 1024, 131072, 151936, 4194304], [["B", "N"]]),
     F("log_softmax", "f32", "examples/log_softmax.fz", "log_softmax", rows2("B", "N"),
@@ -169,7 +175,7 @@ FAMILIES = [
     F("rmsnorm", "f16", "bench/sweep/rmsnorm_f16.fz", "rmsnorm", rows2("R", "C"),
       [31, 1001, 4096, 10007], [["R", "C"]]),
     F("rmsnorm", "bf16", "bench/sweep/rmsnorm_bf16.fz", "rmsnorm", rows2("R", "C"),
-      [7, 127, 1001, 4099, 4096, 16384, 50257, 4194304], [["R", "C"]]),
+      [7, 127, 1001, 4099, 64, 128, 4096, 16384, 50257, 4194304], [["R", "C"]]),
     F("masked_softmax", "f16", "bench/sweep/masked_softmax_f16.fz", "masked_softmax", masked_dims,
       [31, 127, 1000, 1024, 4099], [["B", "H", "Q", "K"]], overflow=F16_SUM_OVERFLOW),
     F("bcast3", "f32", "bench/sweep/bcast3.fz", "bcast3", split3("A", "B", "C", 8),
