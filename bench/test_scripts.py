@@ -5,8 +5,9 @@
 
 The figures below are made up to exercise the code; they are no measurement.
 run.py's dry run, report.py's table and (where matplotlib is installed)
-plot.py's PNG are checked; so are the sweep's plan, its report and plot, and
-sweep.py and gpu-sweep.sh end to end on the fake GPU.
+plot.py's PNG are checked; so are the sweep's plan, its report and plot,
+sweep.py and gpu-sweep.sh end to end on the fake GPU, and sass_counts.py's
+reading of cuobjdump's output.
 
 Exit status 77 (skipped, under CTest) when NumPy is missing: the end-to-end
 runs, the point of this file, need it; 1 if any test fails.
@@ -25,6 +26,7 @@ import cubin_lab  # noqa: E402
 import plot  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
+import sass_counts  # noqa: E402
 import sweep  # noqa: E402
 import sweep_report  # noqa: E402
 
@@ -390,6 +392,33 @@ class FakeGpuRun(unittest.TestCase):
 
 
 # ---- the shape sweep ----------------------------------------------------------------------
+
+
+SASS = """
+	code for sm_90
+		Function : k_reg4
+	.headerflags	@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                         /* 0x00000a00ff017b82 */
+                                                                                  /* 0x000ff00000000800 */
+        /*0010*/              @!P0 BRA 0x6f0 ;                                    /* 0x0000000000fc8947 */
+        /*0020*/                   LDG.E.128.CONSTANT R20, desc[UR10][R20.64] ;   /* 0x0000000a14147981 */
+        /*0030*/               @P0 LDG.E.128.CONSTANT R16, desc[UR10][R16.64] ;   /* 0x0000000a10107981 */
+        /*0040*/         @!UP0 FFMA.SAT R14, R43, R16.reuse, 0.5 ;               /* 0x3f0000002b0e7423 */
+		Function : k_tile1d
+        /*0000*/                   EXIT ;                                         /* 0x000000000000794d */
+"""
+
+
+class SassCounts(unittest.TestCase):
+    def test_parse(self):
+        c = sass_counts.parse_sass(SASS)
+        self.assertEqual(sorted(c), ["k_reg4", "k_tile1d"])
+        self.assertEqual(dict(c["k_reg4"]), {"LDC": 1, "BRA": 1, "LDG": 2, "FFMA": 1})
+        self.assertEqual(dict(c["k_tile1d"]), {"EXIT": 1})
+        lines = sass_counts.report({"a": c, "b": {"k_reg4": c["k_reg4"] + c["k_reg4"]}}, 1)
+        self.assertEqual(lines[0].split(), ["k_reg4", "a", "5", "b", "10"])
+        self.assertEqual(lines[1].split(), ["LDG", "2", "4"])
+        self.assertEqual(lines[2].split(), ["k_tile1d", "a", "1", "b", "0"])
 
 
 class SweepPlan(unittest.TestCase):

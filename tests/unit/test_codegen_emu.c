@@ -199,6 +199,12 @@ static const struct {
 	 * shorter than a chunk (v's and s's at C = 5: element by element) */
 	{"crossing_runs", "in x: f16[A, B, C]\nin w: f16[B, C]\nin v: f32[A, 1, C]\nin s: bf16[A, B, 1]\n"
 	                  "out y = f16(x * w + v)\nout z = f16(x * s)\n", 3, {{2, 3, 5}, {3, 5, 11}}},
+	/* casts to halves that only their stores round (codegen's store casts):
+	 * per element and per row, beside a cast another node reads (h) and
+	 * casts from f64 and i32, which keep their rounding */
+	{"casts_stored", "in x: f32[R, N]\nin d: f64[R, N]\nin i: i32[R, N]\nin w: bf16[N]\nh = f16(x * 2)\n"
+	                 "out y = bf16(x * rsqrt(mean(x * x) + 1) * w)\nout s = f16(sum(x))\nout z = h + 1\nout g = h\n"
+	                 "out q = bf16(d * 3)\nout k = f16(i)\n", 2, {{3, 37}, {4, 64}}},
 	/* a scalar output, a constant output, an input as output */
 	{"odd_outputs", "in x: f32[N]\nin s: f32\nout a = s * 2\nout b = x\nout c = 3.5\nout d = x + s\n", 1,
 	 {{5}, {64}}},
