@@ -42,7 +42,9 @@ def load_nvrtc():
     sys.exit("nvrtc_options: libnvrtc not found (the CUDA toolkit's lib64, or the loader's path)")
 
 
-def compile_ms(lib, src, opts):
+def compile_program(lib, src, opts, cubin=False):
+    """Compile src under opts: (ms the compile took, the cubin's bytes where
+    cubin, else None). Exits with NVRTC's log where it fails."""
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"fusec.cu", 0, None, None) != 0:
         sys.exit("nvrtc_options: nvrtcCreateProgram failed")
@@ -56,8 +58,19 @@ def compile_ms(lib, src, opts):
         log = ctypes.create_string_buffer(n.value)
         lib.nvrtcGetProgramLog(prog, log)
         sys.exit("nvrtc_options: %s failed:\n%s" % (" ".join(opts), log.value.decode(errors="replace")[:2000]))
+    image = None
+    if cubin:
+        n = ctypes.c_size_t()
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(n))
+        buf = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetCUBIN(prog, buf)
+        image = buf.raw
     lib.nvrtcDestroyProgram(ctypes.byref(prog))
-    return ms
+    return ms, image
+
+
+def compile_ms(lib, src, opts):
+    return compile_program(lib, src, opts)[0]
 
 
 def main():

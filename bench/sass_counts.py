@@ -21,7 +21,6 @@ toolkit lacks it.
 
 import argparse
 import collections
-import ctypes
 import importlib.util
 import os
 import re
@@ -68,30 +67,13 @@ def find_cuobjdump(given):
     sys.exit("sass_counts: no cuobjdump (--cuobjdump, $CUOBJDUMP, PATH, or Triton's)")
 
 
-def cubin(lib, src):
-    """The sm_90 cubin of src under the runtime's options."""
-    prog = ctypes.c_void_p()
-    if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"fusec.cu", 0, None, None) != 0:
-        sys.exit("sass_counts: nvrtcCreateProgram failed")
-    opts = nvrtc_options.BASE
-    arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
-    if lib.nvrtcCompileProgram(prog, len(opts), arr) != 0:
-        sys.exit("sass_counts: NVRTC failed on the generated source")
-    n = ctypes.c_size_t()
-    lib.nvrtcGetCUBINSize(prog, ctypes.byref(n))
-    buf = ctypes.create_string_buffer(n.value)
-    lib.nvrtcGetCUBIN(prog, buf)
-    lib.nvrtcDestroyProgram(ctypes.byref(prog))
-    return buf.raw
-
-
 def counts_of(fusec, program, dims, lib, cuobjdump):
     cmd = [fusec, program] + [x for d in dims for x in ("--dim", d)]
     p = subprocess.run(cmd, capture_output=True)
     if p.returncode != 0:
         sys.exit("sass_counts: %s: %s" % (" ".join(cmd), p.stderr.decode(errors="replace").strip()))
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin(lib, p.stdout))
+        f.write(nvrtc_options.compile_program(lib, p.stdout, nvrtc_options.BASE, cubin=True)[1])
         f.flush()
         out = subprocess.run([cuobjdump, "-sass", f.name], capture_output=True, text=True, check=True).stdout
     return parse_sass(out)
