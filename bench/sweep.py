@@ -96,7 +96,7 @@ TINY = [1, 7, 31]
 ODD = [127, 1001, 3001, 4099, 10007]
 POW2 = [32, 256, 1024, 4096, 16384, 131072]
 # Short rows of a multiple of the chunk (16 bytes): the register path with one
-# to eight threads a row, not the staged tiles of the odd ones; an attention
+# to four threads a row, not the staged tiles of the odd ones; an attention
 # head's 64 or 128 (a per-head RMSNorm). Timed on the H200 beside
 # torch.compile before they joined the plan (2026-11-29): softmax f32
 # 524288x16 1.57x, f16 1048576x16 1.74x, rmsnorm bf16 262144x64 1.37x.
