@@ -466,17 +466,31 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
 	ch->resident = true;
 }
 
-/* Short rows not a multiple of V, many: staged through shared memory a
- * block at a time (TILE), each row in the registers of a thread (up to
- * tile_kmax chunks) or of the fewest threads that hold it in that many;
- * cg_tile_threads' threads a block. false where they are not short, are a
- * multiple of V (the register path's vectors are then aligned: faster,
- * measured), or too few to give every SM CG_TILE_FILL threads of them. */
+/* Short rows, many: staged through shared memory a block at a time (TILE),
+ * each row in the registers of a thread (up to tile_kmax chunks) or of the
+ * fewest threads that hold it in that many; cg_tile_threads' threads a
+ * block. false where they are not short, or too few to give every SM
+ * CG_TILE_FILL threads of them, or a multiple of V that takes more than a
+ * thread (the register path's vectors are then aligned: faster, measured).
+ * Rows of a multiple of V that a thread holds in fewer chunks than the
+ * register path's rk take the direct entries (`_tile<K>d`): that path's
+ * thread a row would compute rk chunks, the dead ones too. Measured on the
+ * H200 (bench/replay_ab.py, the register path -> direct, their tiles
+ * stored a vector a chunk by fz_tst, us): softmax f32 2097152x4 39.9 ->
+ * 22.8, 1048576x8 25.8 -> 19.5, 699050x12 27.5 -> 24.0, bf16 1048576x8 31.9
+ * -> 15.2, f16 1048576x16 32.6 -> 28.4, logsumexp f32 2097152x8 31.9 ->
+ * 22.4; 12 of 13 shapes faster, rmsnorm f32 1048576x8
+ * 19.4 -> 20.1. At rk chunks the register path's thread holds no dead
+ * chunk and wins (softmax f32 524288x16 27.6 -> 30.1, logsumexp f32
+ * 1048576x16 20.7 -> 42.2: a thread's 64 bytes a row, read where they lie,
+ * miss the L1 again). */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
 	int64_t chunks = cdiv(z->n, ki->vec), kmax = ki->tile_kmax;
-	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || z->n % ki->vec == 0 || chunks > CG_TILE_CHUNKS)
+	bool aligned = z->n % ki->vec == 0;
+	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || chunks > CG_TILE_CHUNKS ||
+	    (aligned && (chunks > kmax || chunks >= ki->rk)))
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
 	int64_t R = cg_tile_threads(G == 1) / G;

@@ -67,9 +67,10 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		return;
 	case CG_RULE_TILE:
 		if (m->entries[l->entry].direct)
-			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row), not a multiple of %d, and "
-			              "the rows many: each thread reads its row from global memory, a warp's 32 rows' outputs "
-			              "staged through shared memory", N, n, m->kinfo[k].tile_kmax, V, V);
+			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row%s), and the rows many: each "
+			              "thread reads its row from global memory, a warp's 32 rows' outputs staged through shared "
+			              "memory", N, n, m->kinfo[k].tile_kmax, V,
+			          n % V ? "" : ", fewer than the register path's thread holds");
 		else
 			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
 			              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);

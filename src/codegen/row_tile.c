@@ -32,7 +32,8 @@
  * busy (ncu, H200, softmax 1198373x7 in the register path's masked class:
  * L2 86%, DRAM 17%). Staged, every access to global memory is a whole
  * vector of a contiguous span. cg_launch takes it for many short rows not a
- * multiple of V (docs/performance.md).
+ * multiple of V, and the direct entries for rows of a multiple of V shorter
+ * than the register path's thread (docs/performance.md).
  */
 #include "codegen/rowint.h"
 

@@ -621,8 +621,23 @@ START_TEST(row_schedules_by_length)
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4d");
 	ck_assert_uint_eq(l.block[0], 1);
 	ck_assert_int_eq(l.tiles, 256 * 13 * 4 + 32);
-	/* a multiple of 4: the register path's aligned vectors (faster than the
-	 * tile, measured) */
+	/* a multiple of 4 that a thread holds in fewer chunks than the register
+	 * path's 4: the direct entries, as the odd widths (the register path's
+	 * thread would compute its dead chunks) */
+	l = launch(c, 0, (int64_t[]){1 << 20, 4});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1d");
+	l = launch(c, 0, (int64_t[]){1 << 20, 8});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2d");
+	l = launch(c, 0, (int64_t[]){1 << 20, 12});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4d");
+	ck_assert_uint_eq(l.block[0], 1);
+	/* a multiple of 4 of 4 chunks or more: the register path's aligned
+	 * vectors (faster than the tile, measured) */
+	l = launch(c, 0, (int64_t[]){1 << 20, 16});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_uint_eq(l.block[0], 1);
+	l = launch(c, 0, (int64_t[]){1 << 20, 20});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
 	l = launch(c, 0, (int64_t[]){1 << 20, 64});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert_uint_eq(l.block[0], 4);
