@@ -432,6 +432,27 @@ static bool has_row_div(const RowK *R, const Closure *m)
 	return false;
 }
 
+/* Does the register path's chunk past the row (rk chunks a thread, the row
+ * fewer: f16 x96 holds 12 chunks in 4 threads of 4) skip its math, a branch
+ * the same in every lane of a warp? Where the kernel divides its elements
+ * by a value of the row (softmax's e / sum(e): fz_divq an element). H200,
+ * bench/replay_ab.py, us: softmax f16 174762x96 32.5 -> 22.4, 419430x40
+ * 35.8 -> 25.3, f32 419430x20 25.8 -> 22.5, 87381x96 23.3 -> 19.1 (eight
+ * shapes, 0.68-0.87x); rows with no such chunk within 1% (softmax f32
+ * 8192x1024, 131072x64, f16 131072x128). Not the others, whose skipped
+ * math cost less than the branches: layernorm f32 419430x20 21.1 -> 22.8,
+ * bf16 174762x96 21.8 -> 22.5, 4095x4096 21.1 -> 21.8, log_softmax f32
+ * 104857x80 19.6 -> 19.4 (docs/performance.md). */
+static bool row_skips_dead(const RowK *R)
+{
+	if (R->path->path != CG_PATH_REG || R->path->masked)
+		return false;
+	for (int i = 0; i < R->k->nnodes; i++)
+		if (row_div(R, &R->c->g->nodes[R->k->nodes[i]]))
+			return true;
+	return false;
+}
+
 bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool reg)
 {
 	Cg *c = R->c;
@@ -460,8 +481,11 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 	 * lost (softmax f16 16761x1001 51.2 -> 54.6) and so did the staged rows
 	 * (softmax f32 66053x127 30.3 -> 31.5), which keep fz_divr. */
 	bool fast = reg && R->path->path == CG_PATH_REG && !R->path->masked && has_row_div(R, m);
+	bool skip = reg && row_skips_dead(R);
 	if (reg)
 		emit_partials(R, q, PART_OPEN);
+	if (skip)
+		cw_open(w, "if (j0 < fz_ei)");
 	if (fast)
 		cw_line(w, "bool fz_dx = false; /* a quotient of this chunk needs IEEE division's slow path */");
 	if (!emit_u_loop(R, q, m, t, nt, keep, reg, fast ? DIV_FAST : DIV_CHECKED))
@@ -473,6 +497,8 @@ bool row_elements(RowK *R, int q, const Closure *m, const NodeId *t, int nt, boo
 			return false;
 		cw_close(w);
 	}
+	if (skip)
+		cw_close(w);
 	if (reg)
 		emit_partials(R, q, PART_CLOSE);
 	return true;

@@ -496,6 +496,42 @@ START_TEST(casts_rounded_by_stores)
 }
 END_TEST
 
+/* The register path's chunks past the row skip their math in kernels that
+ * divide by a value of the row (softmax: each of its three passes), only in
+ * the aligned class, and not in kernels of light math (layernorm). */
+static int count_of(const char *s, const char *what)
+{
+	int n = 0;
+	for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+START_TEST(dead_chunks_skipped)
+{
+	static const struct {
+		const char *src;
+		int guards; /* in the aligned register entry */
+	} cases[] = {
+	    {"in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", 3},
+	    {"in x: f32[B, N]\nmu = mean(x)\nxc = x - mu\nout y = xc * rsqrt(mean(xc * xc) + 1e-5)\n", 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		Compilation *c = compile_mode(cases[i].src, true);
+		int reg = 0;
+		for (int e = 0; e < c->module.nentries; e++) {
+			const CgEntry *en = &c->module.entries[e];
+			bool aligned = en->path == CG_PATH_REG && !en->masked;
+			reg += aligned;
+			ck_assert_int_eq(count_of(en->text, "if (j0 < fz_ei) {"), aligned ? cases[i].guards : 0);
+		}
+		ck_assert_int_gt(reg, 0);
+		assert_nvrtc_clean(c, 90, "dead_chunks_skipped");
+		pipe_free(c);
+	}
+}
+END_TEST
+
 /* Constants keep their value exactly, in the operation's precision. */
 START_TEST(literals)
 {
@@ -1401,6 +1437,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, broadcast_offsets_shared);
 	tcase_add_test(t, prelude_pieces);
 	tcase_add_test(t, casts_rounded_by_stores);
+	tcase_add_test(t, dead_chunks_skipped);
 	tcase_add_test(t, literals);
 	tcase_add_test(t, deep_chain);
 	suite_add_tcase(s, t);
