@@ -479,11 +479,10 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * stored a vector a chunk by fz_tst, us): softmax f32 2097152x4 39.9 ->
  * 22.8, 1048576x8 25.8 -> 19.5, 699050x12 27.5 -> 24.0, bf16 1048576x8 31.9
  * -> 15.2, f16 1048576x16 32.6 -> 28.4, logsumexp f32 2097152x8 31.9 ->
- * 22.4; 12 of 13 shapes faster, rmsnorm f32 1048576x8
- * 19.4 -> 20.1. At rk chunks the register path's thread holds no dead
- * chunk and wins (softmax f32 524288x16 27.6 -> 30.1, logsumexp f32
- * 1048576x16 20.7 -> 42.2: a thread's 64 bytes a row, read where they lie,
- * miss the L1 again). */
+ * 22.4; 12 of 13 shapes faster, rmsnorm f32 1048576x8 19.4 -> 20.1. At rk
+ * chunks the register path's thread holds no dead chunk and wins (softmax
+ * f32 524288x16 27.6 -> 30.1, logsumexp f32 1048576x16 20.7 -> 42.2: a
+ * thread's 64 bytes a row, read where they lie, miss the L1 again). */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;

@@ -844,8 +844,9 @@ template <class C, class S, int V> __device__ __forceinline__ void fz_tld(C (&o)
 		o[u] = fz_in(t[j + u]);
 }
 // And back, the elements below n: one vector where every row is aligned, as
-// fz_gld reads (a thread a row, its stores to its row of the tile n elements
-// apart: n a multiple of 32 words put a warp's 32 element stores in one bank).
+// fz_gld reads. A thread a row stores to its row of the tile, the rows n
+// elements apart: at n = 16 f32 a warp's 32 stores of an element fell in two
+// banks, element by element.
 template <class C, class S, int V> __device__ __forceinline__ void fz_tst(S *t, int j0, int n, const C (&o)[V])
 {
 	if (n % V == 0 && j0 + V <= n && fz_aligned(t + j0, alignof(fz_vec<S, V>))) {
