@@ -287,20 +287,32 @@ class Run(unittest.TestCase):
         self.assertEqual(p.stderr.strip(), "replay_ab: --lib LABEL=PATH of an existing library, at least once "
                          "(not: b /nonexistent.so)")
 
+    # A stand-in fusec package: says which library it loaded, and runs the
+    # point's torch function (on the fake torch) as the program, off by 1%
+    # in library b.so where FAKE_WRONG is set.
+    STAND_IN_FUSEC = """import os, sys
+import sweep
+def compile_file(path):
+    lib = os.path.basename(os.environ['FUSEC_LIBRARY'])
+    sys.stderr.write('loaded %s for %s\\n' % (lib, os.path.basename(path)))
+    import torch
+    import torch.nn.functional as F_
+    fam = [f for f in sweep.FAMILIES if os.path.basename(f['program']) == os.path.basename(path)][0]
+    fn = sweep.torch_programs(torch, F_)[fam['torch']]
+    k = 1.01 if lib == 'b.so' and os.environ.get('FAKE_WRONG') else 1.0
+    return lambda **kw: fn(**kw) * k
+"""
+
     def test_replay_ab_on_a_fake_gpu(self):
         """Two libraries, each in its process (FUSEC_LIBRARY), every point
-        asked of both in each round: on the fake torch (a replay of 1 µs)
-        and a stand-in fusec package that says which library it loaded."""
+        asked of both in each round, its outputs checked once in each: on
+        the fake torch (a replay of 1 µs) and the stand-in fusec above."""
         if not have_numpy():
             self.skipTest("numpy is not installed")
         with tempfile.TemporaryDirectory() as d:
             for pkg, text in (("torch", "import sys\nsys.path.insert(0, %r)\nimport fake_gpu\nfake_gpu.install()\n"
                                % HERE),
-                              ("fusec", "import os, sys\n"
-                               "def compile_file(path):\n"
-                               "    sys.stderr.write('loaded %s for %s\\n' % (os.path.basename("
-                               "os.environ['FUSEC_LIBRARY']), os.path.basename(path)))\n"
-                               "    return lambda **kw: None\n")):
+                              ("fusec", "import sys\nsys.path.insert(0, %r)\n" % HERE + self.STAND_IN_FUSEC)):
                 os.makedirs(os.path.join(d, pkg))
                 with open(os.path.join(d, pkg, "__init__.py"), "w") as f:
                     f.write(text)
@@ -320,11 +332,30 @@ class Run(unittest.TestCase):
             # the fake's replay takes 1 µs; one copy of the inputs (64 MB already pass 4x its 1 MiB L2)
             self.assertEqual(lines[1].split()[:5], ["dyt-bf16-4095x4096", "1.0", "/", "1.0", "/"])
             self.assertIn("(1.000x)", lines[1])
+            self.assertTrue(lines[1].endswith("  checked"), lines[1])
             self.assertTrue(lines[2].startswith("softmax-f32-8388608x1"), lines[2])
+            self.assertTrue(lines[2].endswith("  checked"), lines[2])
             # each point, three rounds, once in each library's own process
             loaded = sorted(l for l in p.stderr.splitlines() if l.startswith("loaded "))
             self.assertEqual(loaded, ["loaded a.so for dyt_bf16.fz"] * 3 + ["loaded a.so for softmax.fz"] * 3 +
                              ["loaded b.so for dyt_bf16.fz"] * 3 + ["loaded b.so for softmax.fz"] * 3)
+            # a library whose outputs are 1% off: its check fails, named, and the exit status says so
+            p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "main=" + libs[0],
+                                "--lib", "new=" + libs[1], "--rounds", "1", "--seconds", "0",
+                                "softmax-f32-8388608x1"], capture_output=True, text=True,
+                               env=dict(env, FAKE_WRONG="1"))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            line = p.stdout.splitlines()[1]
+            self.assertIn("  CHECK FAILED: new: softmax-f32-8388608x1: output 0: relative error 0.01 over", line)
+            self.assertNotIn("main:", line)
+            self.assertIn("replay_ab: a check failed at 1 of 1 points", p.stderr)
+            # --no-check: no check, no verdict
+            p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "main=" + libs[0],
+                                "--lib", "new=" + libs[1], "--rounds", "1", "--seconds", "0", "--no-check",
+                                "softmax-f32-8388608x1"], capture_output=True, text=True,
+                               env=dict(env, FAKE_WRONG="1"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.splitlines()[1].endswith("(1.000x)"), p.stdout)
 
     def test_dry_run(self):
         p = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), "--dry-run",
