@@ -816,15 +816,21 @@ template <int V, class S> __device__ __forceinline__ void fz_tout_warp(S *__rest
 			fz_tcopy_elems<V>(q, t, c, lo, hi);
 	}
 }
+// Does a thread a row move chunk j0 of its row at p (global memory or its
+// tile) as one vector? Where every row is aligned: n a multiple of V, the
+// stream aligned, the same for the whole warp (no divergence).
+template <class S, int V> __device__ __forceinline__ bool fz_rowvec(const S *p, int j0, int n)
+{
+	return n % V == 0 && j0 + V <= n && fz_aligned(p + j0, alignof(fz_vec<S, V>));
+}
 // A row's elements j0 .. j0+V-1 straight from global memory, those below n (a
 // thread a row: its loads of a warp's 32 rows meet in the L1, as Triton's
 // pointwise reductions do); the others are 0, masked by the row's reductions
-// and stores. One vector where every row is aligned (n a multiple of V, the
-// stream aligned: the same for the whole warp): element loads were 4 to 8
+// and stores. One vector where fz_rowvec says so: element loads were 4 to 8
 // times the instructions of the register path's vectors.
 template <class C, class S, int V> __device__ __forceinline__ void fz_gld(C (&o)[V], const S *__restrict__ p, int j0, int n)
 {
-	if (n % V == 0 && j0 + V <= n && fz_aligned(p, alignof(fz_vec<S, V>))) {
+	if (fz_rowvec<S, V>(p, j0, n)) {
 		fz_unpack(o, *reinterpret_cast<const fz_vec<S, V> *>(p + j0));
 		return;
 	}
@@ -843,13 +849,13 @@ template <class C, class S, int V> __device__ __forceinline__ void fz_tld(C (&o)
 	for (int u = 0; u < V; u++)
 		o[u] = fz_in(t[j + u]);
 }
-// And back, the elements below n: one vector where every row is aligned, as
+// And back, the elements below n: one vector where fz_rowvec says so, as
 // fz_gld reads. A thread a row stores to its row of the tile, the rows n
 // elements apart: at n = 16 f32 a warp's 32 stores of an element fell in two
 // banks, element by element.
 template <class C, class S, int V> __device__ __forceinline__ void fz_tst(S *t, int j0, int n, const C (&o)[V])
 {
-	if (n % V == 0 && j0 + V <= n && fz_aligned(t + j0, alignof(fz_vec<S, V>))) {
+	if (fz_rowvec<S, V>(t, j0, n)) {
 		fz_vec<S, V> v;
 		fz_pack(v, o);
 		*reinterpret_cast<fz_vec<S, V> *>(t + j0) = v;
