@@ -21,7 +21,7 @@ reversed each round, so that a drift of the machine shows in all of them.
 Each process builds the point's inputs (seed 0, as the sweep), compiles the
 program and times its replays; the first time it meets a point it also
 checks the program's outputs against the point's torch function in float64
-(the sweep's check: sweep.reference and sweep.compare, run.TOLERANCE), so
+(the sweep's check, sweep.check_outputs), so
 that a variant that is fast and wrong is not mistaken for a gain
 (--no-check skips it). Prints a line a point: each library's µs a call in
 every round and the ratio of their medians to the first library's, then
@@ -50,8 +50,7 @@ def check(torch, fns, p, prog, inputs):
     if sweep.overflows(fam, p):
         return []
     outs = sweep.as_tuple(prog(**inputs))
-    ref = sweep.reference(torch, fns[fam["torch"]], inputs, p["dtype"])
-    return sweep.compare(torch, outs, ref, run.TOLERANCE[p["dtype"]], p["key"])[1]
+    return sweep.check_outputs(torch, fns[fam["torch"]], inputs, outs, p["dtype"], p["key"])[1]
 
 
 def child(seconds, checking):
@@ -87,17 +86,15 @@ def start(lib, seconds, checking):
                             stdout=subprocess.PIPE, text=True, env=env)
 
 
-def ask(proc, name, key, bad):
-    """The point's µs a call in the process of library `name`; its failed
-    checks, if it checked, appended to bad as "name: error"."""
+def ask(proc, name, key):
+    """The point's answer from the process of library `name`: its µs a call
+    ("us") and, the first time, its failed checks ("bad")."""
     proc.stdin.write(key + "\n")
     proc.stdin.flush()
     line = proc.stdout.readline()
     if not line:
         sys.exit("replay_ab: the process of %s stopped at %s (its error is above)" % (name, key))
-    res = json.loads(line)
-    bad += ["%s: %s" % (name, e) for e in res.get("bad", [])]
-    return res["us"]
+    return json.loads(line)
 
 
 def main(argv):
@@ -125,7 +122,9 @@ def main(argv):
             bad = []
             for r in range(a.rounds):
                 for name, proc in (procs if r % 2 == 0 else procs[::-1]):
-                    times[name].append(ask(proc, name, p["key"], bad))
+                    res = ask(proc, name, p["key"])
+                    times[name].append(res["us"])
+                    bad += ["%s: %s" % (name, e) for e in res.get("bad", [])]
             first = statistics.median(times[procs[0][0]])
             cells = []
             for name, _ in procs:

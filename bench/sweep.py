@@ -485,6 +485,12 @@ def reference(torch, fn, inputs, dtype):
     return tuple(r.to(storage).double() for r in as_tuple(fn(**ref_in)))
 
 
+def check_outputs(torch, fn, inputs, outs, dtype, who):
+    """outs against fn in float64 on the same inputs (reference), at the
+    dtype's tolerance: (the worst relative error, the errors found)."""
+    return compare(torch, outs, reference(torch, fn, inputs, dtype), run.TOLERANCE[dtype], who)
+
+
 def compare(torch, outs, refs, tol, who):
     """The worst relative error over the outputs, and the errors found."""
     worst, bad = 0.0, []
@@ -626,8 +632,7 @@ def measure_torch(ctx, fam, fn, p, rec):
     if overflows(fam, p):
         rec["not_checked"] = overflows(fam, p)
     elif not ctx.args.no_check:
-        res["rel_err"], bad = compare(torch, outs, reference(torch, fn, inputs, p["dtype"]),
-                                      run.TOLERANCE[p["dtype"]], "torch.compile")
+        res["rel_err"], bad = check_outputs(torch, fn, inputs, outs, p["dtype"], "torch.compile")
         rec["errors"] += bad
     held = sum(run.nbytes(v) for v in list(inputs.values()) + list(outs) if torch.is_tensor(v))
     if held != p["min_bytes"]:
@@ -650,8 +655,7 @@ def measure_python(ctx, fam, fn, p, rec):
                                                                         ctx.args.per_call_n)
     rec["results"]["fusec_py"] = res
     if not overflows(fam, p) and not ctx.args.no_check:
-        res["rel_err"], bad = compare(torch, outs, reference(torch, fn, inputs, p["dtype"]),
-                                      run.TOLERANCE[p["dtype"]], "fusec (Python)")
+        res["rel_err"], bad = check_outputs(torch, fn, inputs, outs, p["dtype"], "fusec (Python)")
         rec["errors"] += bad
     del inputs, outs
     torch.cuda.synchronize()
