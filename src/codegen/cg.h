@@ -109,6 +109,8 @@ typedef struct CgEntry {
 	                               its alignment, its first and last masked) */
 	bool direct;                /* TILE: a thread a row, its inputs read straight from global
 	                               memory, only its outputs staged (row_tile.c) */
+	bool onevec;                /* TILE: direct, for rows of one vector (n = V): its outputs
+	                               stored where they lie too, nothing staged (`_tile1v`) */
 	bool hold;                  /* REG: a `_reg<K>h`, holding the column operands of the later
 	                               passes (row_plan.c's plan_hold; the aligned entry of rows
 	                               of halves holds them too, and is not one) */

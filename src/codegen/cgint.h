@@ -301,8 +301,10 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t R, int64_t n, int64_t *off);
 /* Does a TILE entry stage tile t through shared memory? Not the inputs in
  * the entries of a thread a row (direct: row_tile.c), which read them where
- * they are. */
-bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, int t);
+ * they are, and nothing in those for rows of one vector (onevec). */
+bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool onevec, int t);
+/* Has the kernel per-element outputs of the rows' layout (tiles not inputs)? */
+bool cg_tile_outputs(const struct CgKernelInfo *ki);
 
 /* ---- pointwise.c, row_emit.c ---------------------------------------------- */
 

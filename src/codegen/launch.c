@@ -22,8 +22,9 @@
  *     cg_tile_threads), a row in the registers of one thread of the
  *     fewest chunks (K = 1, 2, 4; for halves 1, 2), which reads its row
  *     from global memory and stages only its outputs (the direct
- *     entries), or of the fewest threads of the most, the block's rows
- *     staged through shared memory both ways;
+ *     entries; rows of one vector stage nothing), or of the fewest
+ *     threads of the most, the block's rows staged through shared memory
+ *     both ways;
  *   - threads per row G: about 8 chunks a thread (as many as the register
  *     path holds, rk, where it applies), up to the entries' thread bound,
  *     raised while the rows leave most of the device idle; G <= 32 a power
@@ -98,7 +99,18 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 	return b;
 }
 
-bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, int t) { return !(direct && ki->tile_in[t]); }
+bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool onevec, int t)
+{
+	return !(direct && (onevec || ki->tile_in[t]));
+}
+
+bool cg_tile_outputs(const struct CgKernelInfo *ki)
+{
+	for (int t = 0; t < ki->ntiles; t++)
+		if (!ki->tile_in[t])
+			return true;
+	return false;
+}
 
 /* Bytes of tile t of a block of R rows of n that entry e stages (TILE): it
  * holds the rows' span from its alignment boundary (up to V - 1 elements
@@ -107,7 +119,9 @@ bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, int t) { return 
  * stage it. */
 static int64_t tile_size(const struct CgKernelInfo *ki, const CgEntry *e, int64_t R, int64_t n, int t)
 {
-	return cg_tile_staged(ki, e->direct, t) ? cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16 : 0;
+	if (!cg_tile_staged(ki, e->direct, e->onevec, t))
+		return 0;
+	return cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16;
 }
 
 /* The tiles entry e stages, one after another, their offsets into *off. */
@@ -179,6 +193,7 @@ typedef struct Choice {
 	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
+	bool onevec;               /* TILE: rows of one vector, a thread each (`_tile1v`) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
@@ -193,6 +208,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 		const CgEntry *en = &m->entries[e];
 		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked && en->hold == ch->hold
 		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
+		                                         && en->onevec == ch->onevec
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
 		                                   : true;
 		if (en->path == path && cls)
@@ -482,7 +498,9 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * 22.4; 12 of 13 shapes faster, rmsnorm f32 1048576x8 19.4 -> 20.1. At rk
  * chunks the register path's thread holds no dead chunk and wins (softmax
  * f32 524288x16 27.6 -> 30.1, logsumexp f32 1048576x16 20.7 -> 42.2: a
- * thread's 64 bytes a row, read where they lie, miss the L1 again). */
+ * thread's 64 bytes a row, read where they lie, miss the L1 again). Rows of
+ * one vector (n = V) take the direct entry that stages nothing (`_tile1v`,
+ * row_tile.c), where the kernel has per-element outputs. */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -496,7 +514,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	if (G > 32 || z->rows * G < z->sms * CG_TILE_FILL)
 		return false;
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
-	               .rule = CG_RULE_TILE};
+	               .onevec = z->n == ki->vec && cg_tile_outputs(ki), .rule = CG_RULE_TILE};
 	return true;
 }
 
@@ -719,8 +737,15 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
 		       "shared memory.";
 	case CG_PATH_TILE:
-		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunks of %d a thread), not a "
-		                       "multiple of %d.", CG_TILE_CHUNKS * V, e->K, V, V);
+		if (e->onevec)
+			return arena_printf(a, "Chosen for many rows of %d elements (one vector), a thread a row.", V);
+		if (e->direct)
+			return arena_printf(a, "Chosen for many rows of at most %d elements that a thread holds alone (%d chunk%s "
+			                       "of %d)%s; of a multiple of %d, only those shorter than the register path's thread.",
+			                    e->K * V, e->K, e->K == 1 ? "" : "s", V,
+			                    e->K == 1 && cg_tile_outputs(ki) ? ", except rows of one vector" : "", V);
+		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunk%s of %d a thread of a group), "
+		                       "not a multiple of %d.", CG_TILE_CHUNKS * V, e->K, e->K == 1 ? "" : "s", V, V);
 	case CG_NPATHS: break;
 	}
 	return "Never chosen.";

@@ -66,7 +66,10 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", (long long)l->grid[1]);
 		return;
 	case CG_RULE_TILE:
-		if (m->entries[l->entry].direct)
+		if (m->entries[l->entry].onevec)
+			sb_printf(sb, "%s = %lld is one vector: a thread a row, which reads and writes it where it lies, nothing "
+			              "staged", N, n);
+		else if (m->entries[l->entry].direct)
 			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row%s), and the rows many: each "
 			              "thread reads its row from global memory, a warp's 32 rows' outputs staged through shared "
 			              "memory", N, n, m->kinfo[k].tile_kmax, V,

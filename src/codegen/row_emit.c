@@ -449,7 +449,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
-	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
+	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->onevec ? "v" : R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
@@ -457,6 +457,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->m->entries[c->m->nentries - 1].stream = R->stream;
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
+	c->m->entries[c->m->nentries - 1].onevec = row_tile_direct(R) && R->onevec;
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
@@ -573,6 +574,12 @@ static bool emit_path(RowK *R, const RowPath *rp)
 		R->direct = K == kmax;
 		if (R->direct && !emit_entry(R, rp))
 			return false;
+		/* and rows of one vector, where there are outputs to store */
+		R->onevec = K == 1 && cg_tile_outputs(c->info);
+		R->direct = R->onevec;
+		if (R->onevec && !emit_entry(R, rp))
+			return false;
+		R->onevec = false;
 	}
 	R->direct = false;
 	R->hold = false;

@@ -24,7 +24,8 @@
  * piece of a thread in flight at once (tile_async).
  *
  * A row a thread holds alone takes the direct entries instead (below,
- * row_tile_direct): its inputs read where they are, only its outputs staged.
+ * row_tile_direct): its inputs read where they are, only its outputs staged;
+ * a row of one vector, nothing staged (`_tile1v`, tile_onevec).
  *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
@@ -58,18 +59,26 @@ bool row_tile_direct(const RowK *R)
 	return R->path->path == CG_PATH_TILE && R->direct;
 }
 
-/* Is tile t staged (copied through shared memory) by the entry being written? */
-static bool tile_staged(const RowK *R, int t) { return cg_tile_staged(R->c->info, row_tile_direct(R), t); }
+/* Rows of one vector (n = V, launch.c's tile_rules) take a direct entry of
+ * their own (`_tile1v`), which stages nothing: each thread stores its row
+ * where it lies too (fz_tst: one vector where the row is aligned), and a
+ * warp's 32 rows are one span, as the staged copy's. Measured on the H200
+ * (bench/replay_ab.py, `_tile1d` -> `_tile1v`, us): softmax bf16 1048576x8
+ * 14.7 -> 12.6, f32 2097152x4 22.9 -> 19.2, rmsnorm bf16 2097152x8 24.8 ->
+ * 21.0, layernorm f32 2097152x4 23.4 -> 20.1, log_softmax bf16 1048576x8
+ * 14.1 -> 11.8 (8 shapes, 0.84-0.91x; rows `_tile1d` keeps within 1%).
+ * Not in `_tile1d` behind a test of n: the rows it keeps (n < V, or not
+ * aligned) lost 2-5% (softmax f32 2796202x3 29.6 -> 31.0). Rows of two
+ * chunks stored so (a warp's stores half sectors) were mixed in a
+ * hand-written kernel: softmax f16 1048576x16 28.6 -> 26.2, f32 1048576x8
+ * 20.5 -> 24.5. */
+static bool tile_onevec(const RowK *R) { return row_tile_direct(R) && R->onevec; }
 
-/* Does the kernel stage outputs (per-element ones of the rows' layout)? */
-static bool tile_outputs(const RowK *R)
-{
-	const struct CgKernelInfo *ki = R->c->info;
-	for (int t = 0; t < ki->ntiles; t++)
-		if (!ki->tile_in[t])
-			return true;
-	return false;
-}
+/* Is tile t staged (copied through shared memory) by the entry being written? */
+static bool tile_staged(const RowK *R, int t) { return cg_tile_staged(R->c->info, row_tile_direct(R), R->onevec, t); }
+
+/* Does the entry stage outputs (per-element ones of the rows' layout)? */
+static bool tile_outputs(const RowK *R) { return !tile_onevec(R) && cg_tile_outputs(R->c->info); }
 
 static int tile_args(RowK *R, CgArg *args)
 {
@@ -83,6 +92,9 @@ static int tile_args(RowK *R, CgArg *args)
 
 static const char *tile_describe(RowK *R)
 {
+	if (tile_onevec(R))
+		return arena_printf(R->c->a, "rows of one vector, a thread a row: its inputs and outputs read and written "
+		                    "where they are, nothing staged; each row in registers, 1 chunk of %d elements", R->vec);
 	if (row_tile_direct(R))
 		return arena_printf(R->c->a, "short rows, a thread a row: its inputs read straight from global memory, its "
 		                    "outputs staged through shared memory a warp's rows at a time; each row in registers, "
@@ -97,7 +109,8 @@ static void tile_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
+	if (!tile_onevec(R))
+		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
 	row_reg_start(R, w);
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
@@ -144,12 +157,18 @@ static void tile_direct_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	cw_line(w, "// a thread a row: its inputs read where they are, its outputs staged");
+	cw_line(w, tile_onevec(R) ? "// a thread a row: its inputs and outputs where they are"
+	                       : "// a thread a row: its inputs read where they are, its outputs staged");
 	if (tile_outputs(R)) /* the outputs' span begins there */
 		cw_line(w, "const long long fz_tb = fz_rb * fz_n;");
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *name = cg_param_name(c, i);
+		if (tile_onevec(R) && !ki->tile_in[t]) { /* an inactive thread stores nothing (fz_ei = 0) */
+			cw_line(w, "%s *fz_tr%d = %s + (fz_act ? fz_row : 0) * fz_n;",
+			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, name);
+			continue;
+		}
 		if (ki->tile_in[t]) {
 			cw_line(w, "const %s *__restrict__ fz_tr%d = %s + (fz_act ? fz_row : fz_rows - 1) * fz_n;",
 			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, name);

@@ -230,13 +230,13 @@ START_TEST(entries_and_arguments)
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
 	/* the pointwise entry; reg4 and its masked class, the tile's three
-	 * classes of a thread a row (d) and its class of groups (the paths in
-	 * registers), row, split (the cached ones), split rows without a cache
-	 * and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 10);
-	static const char *names[] = {"test_k0_pw",     "test_k1_reg4",  "test_k1_reg4m", "test_k1_tile1d",
-	                              "test_k1_tile2d", "test_k1_tile4", "test_k1_tile4d", "test_k1_row",
-	                              "test_k1_split",  "test_k1_stream", "test_k1_one"};
+	 * classes of a thread a row (d), its class for rows of one vector (v)
+	 * and its class of groups (the paths in registers), row, split (the
+	 * cached ones), split rows without a cache and rows of one element */
+	ck_assert_int_eq(m->nentries, 1 + 11);
+	static const char *names[] = {"test_k0_pw",     "test_k1_reg4",   "test_k1_reg4m", "test_k1_tile1d",
+	                              "test_k1_tile1v", "test_k1_tile2d", "test_k1_tile4", "test_k1_tile4d",
+	                              "test_k1_row",    "test_k1_split",  "test_k1_stream", "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -251,7 +251,7 @@ START_TEST(entries_and_arguments)
 			ck_assert_int_eq(e->args[j].kind, path_args[e->path][j - k->nparams]);
 		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW     ? 3
 		                                          : e->path == CG_PATH_SPLIT ? (e->stream ? 3 : 5)
-		                                          : e->path == CG_PATH_TILE  ? (e->direct ? 1 : 2) /* m's; x's */
+		                                          : e->path == CG_PATH_TILE  ? (e->onevec ? 0 : e->direct ? 1 : 2)
 		                                                                     : 0));
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
@@ -316,11 +316,11 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the eight entries (the register path's two classes, the
-	 * general loop, split rows, the four entries of staged rows); split
+	 * each of the nine entries (the register path's two classes, the
+	 * general loop, split rows, the five entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 47);
+	ck_assert_int_eq(lines, 51);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -660,13 +660,26 @@ START_TEST(row_schedules_by_length)
 	/* a multiple of 4 that a thread holds in fewer chunks than the register
 	 * path's 4: the direct entries, as the odd widths (the register path's
 	 * thread would compute its dead chunks) */
-	l = launch(c, 0, (int64_t[]){1 << 20, 4});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1d");
 	l = launch(c, 0, (int64_t[]){1 << 20, 8});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2d");
 	l = launch(c, 0, (int64_t[]){1 << 20, 12});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4d");
 	ck_assert_uint_eq(l.block[0], 1);
+	/* rows of one vector: a direct entry of their own, which stages
+	 * nothing (no tile, no shared memory), each row's output stored where
+	 * it lies (fz_tst: one vector where aligned) */
+	l = launch(c, 0, (int64_t[]){1 << 20, 4});
+	te = &c->module.entries[l.entry];
+	ck_assert_str_eq(te->symbol, "test_k0_tile1v");
+	ck_assert(te->direct && te->onevec);
+	ck_assert_uint_eq(l.block[1], 256);
+	ck_assert_int_eq(l.tiles, 0);
+	ck_assert_uint_eq(l.smem, 0);
+	for (int a = 0; a < te->nargs; a++)
+		ck_assert_int_ne(te->args[a].kind, CGARG_TILE);
+	ck_assert(strstr(te->text, "float *fz_tr1 = out_y + (fz_act ? fz_row : 0) * fz_n;") &&
+	          strstr(te->text, "fz_tst(fz_tr1, j0, fz_ei, v5);") && strstr(te->text, "fz_gld(l0[k], fz_tr0, j0, fz_ei);"));
+	ck_assert(!strstr(te->text, "fz_smem") && !strstr(te->text, "fz_tout") && !strstr(te->text, "__syncwarp"));
 	/* a multiple of 4 of 4 chunks or more: the register path's aligned
 	 * vectors (faster than the tile, measured) */
 	l = launch(c, 0, (int64_t[]){1 << 20, 16});
@@ -1052,12 +1065,13 @@ END_TEST
 START_TEST(tile_entries)
 {
 	static const struct {
-		const char *ty, *bounds[4];
+		const char *ty, *bounds[5];
 	} cases[] = {
-	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1d(", "__launch_bounds__(256, 8) test_k0_tile2d(",
-	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
-	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1d(", "__launch_bounds__(64, 20) test_k0_tile2(",
-	             "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
+	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1d(", "__launch_bounds__(256, 8) test_k0_tile1v(",
+	             "__launch_bounds__(256, 8) test_k0_tile2d(", "__launch_bounds__(1024) test_k0_tile4(",
+	             "__launch_bounds__(1024) test_k0_tile4d("}},
+	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1d(", "__launch_bounds__(256, 5) test_k0_tile1v(",
+	             "__launch_bounds__(64, 20) test_k0_tile2(", "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
 	};
 	for (int i = 0; i < 2; i++) {
 		char prog[160];
@@ -1075,8 +1089,10 @@ START_TEST(tile_entries)
 			 * tile_kmax's), its input read where it is, its chunks at
 			 * constant offsets and nothing to combine; a group a row
 			 * reduces by shuffles */
-			bool direct = t->symbol[strlen(t->symbol) - 1] == 'd';
+			char cls = t->symbol[strlen(t->symbol) - 1];
+			bool direct = cls == 'd' || cls == 'v';
 			ck_assert_int_eq(t->direct, direct);
+			ck_assert_int_eq(t->onevec, cls == 'v');
 			ck_assert(direct || t->K == m->kinfo[t->kernel].tile_kmax);
 			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !direct);
 			ck_assert_int_eq(strstr(t->text, "fz_ji = 0, fz_stepi = ") != NULL, direct);
@@ -1086,7 +1102,7 @@ START_TEST(tile_entries)
 			ck_assert_ptr_nonnull(strstr(t->text, direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
 			                                              : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
 		}
-		ck_assert_int_eq(ntiles, i == 0 ? 4 : 3);
+		ck_assert_int_eq(ntiles, i == 0 ? 5 : 4);
 		const CgEntry *r = entry_of(c, CG_PATH_REG, false);
 		ck_assert_int_eq(r->static_smem, CG_RED_WORDS * 8);
 		pipe_free(c);

@@ -301,7 +301,9 @@ END_TEST
  * emulator's device of two SMs: a tile a block on each), with column
  * operands (layernorm's weight and bias) and per-row outputs; the last
  * size's rows are aligned and short enough for a thread (the direct
- * entries' vector loads). */
+ * entries' vector loads), rmsnorm's and softmax_bf16's one vector (the
+ * entries that stage nothing, `_tile1v`: stored where they lie, as one
+ * vector where aligned and element by element where not). */
 START_TEST(staged_rows)
 {
 	static const struct {
@@ -312,6 +314,7 @@ START_TEST(staged_rows)
 		{"examples/layernorm_bf16.fz", {{600, 31}, {600, 7}, {70, 127}, {600, 16}}},
 		{"examples/rmsnorm.fz", {{300, 31}, {600, 3}, {70, 127}, {900, 4}}},
 		{"examples/logsumexp.fz", {{300, 31}, {600, 7}, {70, 127}, {600, 8}}},
+		{"examples/softmax_bf16.fz", {{300, 31}, {600, 7}, {1000, 8}, {600, 8}}},
 	};
 	check_program(cases[_i].file, read_text(cases[_i].file), 4, 2, &cases[_i].sizes[0][0]);
 }
@@ -565,7 +568,7 @@ static Suite *emu_suite(void)
 	tcase_add_test(t, split_long_rows);
 	tcase_add_test(t, stream_groups);
 	tcase_add_loop_test(t, online_sums, 0, 4);
-	tcase_add_loop_test(t, staged_rows, 0, 4);
+	tcase_add_loop_test(t, staged_rows, 0, 5);
 	suite_add_tcase(s, t);
 	t = tcase_create("bounds");
 	tcase_set_timeout(t, 600);
