@@ -109,8 +109,10 @@ typedef struct CgEntry {
 	                               its alignment, its first and last masked) */
 	bool direct;                /* TILE: a thread a row, its inputs read straight from global
 	                               memory, only its outputs staged (row_tile.c) */
-	bool onevec;                /* TILE: direct, for rows of one vector (n = V): its outputs
-	                               stored where they lie too, nothing staged (`_tile1v`) */
+	int rowlen;                 /* TILE: direct, one chunk: the one row length it takes (its
+	                               fz_n a constant; `_tile1n<rowlen>`), 0 for any */
+	bool onevec;                /* TILE: rowlen V (rows of one vector): its outputs stored
+	                               where they lie too, nothing staged */
 	bool hold;                  /* REG: a `_reg<K>h`, holding the column operands of the later
 	                               passes (row_plan.c's plan_hold; the aligned entry of rows
 	                               of halves holds them too, and is not one) */

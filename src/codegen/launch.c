@@ -193,7 +193,7 @@ typedef struct Choice {
 	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
-	bool onevec;               /* TILE: rows of one vector, a thread each (`_tile1v`) */
+	int rowlen;                /* TILE: a thread a row of one chunk: n, its entry's constant */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
@@ -208,7 +208,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 		const CgEntry *en = &m->entries[e];
 		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked && en->hold == ch->hold
 		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
-		                                         && en->onevec == ch->onevec
+		                                         && en->rowlen == ch->rowlen
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
 		                                   : true;
 		if (en->path == path && cls)
@@ -499,8 +499,9 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * chunks the register path's thread holds no dead chunk and wins (softmax
  * f32 524288x16 27.6 -> 30.1, logsumexp f32 1048576x16 20.7 -> 42.2: a
  * thread's 64 bytes a row, read where they lie, miss the L1 again). Rows of
- * one vector (n = V) take the direct entry that stages nothing (`_tile1v`,
- * row_tile.c), where the kernel has per-element outputs. */
+ * one chunk (n <= V) take the entry of their length (`_tile1n<n>`, n a
+ * constant: row_emit.c's emit_lengths), of one vector one that stages
+ * nothing (row_tile.c). */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -514,7 +515,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	if (G > 32 || z->rows * G < z->sms * CG_TILE_FILL)
 		return false;
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
-	               .onevec = z->n == ki->vec && cg_tile_outputs(ki), .rule = CG_RULE_TILE};
+	               .rowlen = K == 1 && G == 1 ? (int)z->n : 0, .rule = CG_RULE_TILE};
 	return true;
 }
 
@@ -737,13 +738,13 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
 		       "shared memory.";
 	case CG_PATH_TILE:
-		if (e->onevec)
-			return arena_printf(a, "Chosen for many rows of %d elements (one vector), a thread a row.", V);
+		if (e->rowlen)
+			return arena_printf(a, "Chosen for many rows of %d element%s%s, a thread a row.", e->rowlen,
+			                    e->rowlen == 1 ? "" : "s", e->onevec ? " (one vector)" : "");
 		if (e->direct)
-			return arena_printf(a, "Chosen for many rows of at most %d elements that a thread holds alone (%d chunk%s "
-			                       "of %d)%s; of a multiple of %d, only those shorter than the register path's thread.",
-			                    e->K * V, e->K, e->K == 1 ? "" : "s", V,
-			                    e->K == 1 && cg_tile_outputs(ki) ? ", except rows of one vector" : "", V);
+			return arena_printf(a, "Chosen for many rows of more than %d and at most %d elements, a thread a row (%d "
+			                       "chunks of %d); of a multiple of %d, only those shorter than the register path's "
+			                       "thread.", e->K / 2 * V, e->K * V, e->K, V, V);
 		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunk%s of %d a thread of a group), "
 		                       "not a multiple of %d.", CG_TILE_CHUNKS * V, e->K, e->K == 1 ? "" : "s", V, V);
 	case CG_NPATHS: break;

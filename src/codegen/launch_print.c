@@ -67,8 +67,12 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		return;
 	case CG_RULE_TILE:
 		if (m->entries[l->entry].onevec)
-			sb_printf(sb, "%s = %lld is one vector: a thread a row, which reads and writes it where it lies, nothing "
-			              "staged", N, n);
+			sb_printf(sb, "%s = %lld is one vector: the entry of that length, a thread a row, which reads and writes "
+			              "it where it lies, nothing staged", N, n);
+		else if (m->entries[l->entry].rowlen)
+			sb_printf(sb, "%s = %lld is shorter than a vector of %d: the entry of that length, a thread a row, which "
+			              "reads its row from global memory, a warp's 32 rows' outputs staged through shared memory",
+			          N, n, V);
 		else if (m->entries[l->entry].direct)
 			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row%s), and the rows many: each "
 			              "thread reads its row from global memory, a warp's 32 rows' outputs staged through shared "

@@ -287,7 +287,11 @@ static void emit_prologue(RowK *R, CgW *w)
 		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
 	}
 	cw_line(w, "const long long fz_rows = %s;", cg_extent(c, k, 0, R->r - 1));
-	cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
+	if (R->rowlen) /* the entry of one row length (emit_lengths) */
+		cw_line(w, "const long long fz_n = %d; // %s: this entry's rows are %d long", R->rowlen,
+		        cg_extent(c, k, R->r - 1, R->r), R->rowlen);
+	else
+		cw_line(w, "const long long fz_n = %s;", cg_extent(c, k, R->r - 1, R->r));
 	if (!R->path->masked)
 		emit_vec_test(R, w);
 	for (int i = 0; i < k->nparams; i++) {
@@ -449,7 +453,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
-	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->onevec ? "v" : R->direct ? "d" : "")
+	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d", R->rowlen)
+	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
@@ -457,6 +462,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->m->entries[c->m->nentries - 1].stream = R->stream;
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
+	c->m->entries[c->m->nentries - 1].rowlen = row_tile_direct(R) ? R->rowlen : 0;
 	c->m->entries[c->m->nentries - 1].onevec = row_tile_direct(R) && R->onevec;
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
@@ -548,6 +554,59 @@ static int cache_width(const struct CgKernelInfo *ki)
 	return b;
 }
 
+/* A thread a row of one chunk: an entry per row length L, its fz_n the
+ * constant L (`_tile1n<L>`, compiled on first use): L from 2 to V where the
+ * kernel's length is a symbol (1 is the rows of one element's, cg_rows_of_one),
+ * else the literal's alone. At L = V (one vector) it stages nothing
+ * (row_tile.c). With the length a run-time value every row paid its tests
+ * and its dead lanes' math. Measured on the H200 (bench/replay_ab.py, one
+ * `_tile1d` -> these, us): softmax f16 4194304x4 55.8 -> 39.1, layernorm
+ * f16 5592405x3 87.7 -> 50.5, softmax bf16 2396745x7 35.5 -> 29.9, f32
+ * 4194304x2 41.3 -> 32.9, rmsnorm f16 2396745x7 31.6 -> 26.2 (ten lengths
+ * of 2 to 7, 0.58-0.94x); rows of one vector 0.92-1.00x
+ * (docs/performance.md, "Rows of one chunk: an entry a length"). */
+static bool emit_lengths(RowK *R, const RowPath *rp)
+{
+	Dim N = R->k->domain[R->k->rank - 1];
+	int lo = 2, hi = R->vec;
+	if (!dim_is_sym(N))
+		lo = hi = N >= 2 && N <= R->vec ? (int)N : 0;
+	bool ok = true;
+	R->direct = true;
+	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
+		R->rowlen = L;
+		R->onevec = L == R->vec && cg_tile_outputs(R->c->info);
+		ok = emit_entry(R, rp);
+	}
+	R->rowlen = 0;
+	R->onevec = false;
+	return ok;
+}
+
+/* Staged rows: classes of 1, 2, ... up to tile_kmax chunks a thread, an
+ * entry each (compiled on first use). Below kmax a thread holds its row
+ * alone (launch.c's tile_rules: the direct entries; one chunk, an entry a
+ * length); at kmax either a group or a thread a row. */
+static bool emit_tiles(RowK *R, const RowPath *rp)
+{
+	int kmax = R->c->info->tile_kmax;
+	bool ok = true;
+	for (int K = 1; ok && K <= kmax; K *= 2) {
+		R->K = K;
+		R->direct = false;
+		if (K == kmax)
+			ok = emit_entry(R, rp);
+		if (K == 1) {
+			ok = ok && emit_lengths(R, rp);
+		} else {
+			R->direct = true;
+			ok = ok && emit_entry(R, rp);
+		}
+	}
+	R->direct = false;
+	return ok;
+}
+
 static bool emit_path(RowK *R, const RowPath *rp)
 {
 	Cg *c = R->c;
@@ -555,33 +614,18 @@ static bool emit_path(RowK *R, const RowPath *rp)
 	           : rp->path == CG_PATH_SPLIT ? R->P > 0
 	           : rp->path == CG_PATH_TILE  ? R->rk > 0 && c->info->ntiles > 0
 	                                       : true;
+	if (rp->path == CG_PATH_TILE)
+		return !has || emit_tiles(R, rp);
 	/* the register path holds rk chunks a thread (its aligned class, where
 	 * it holds column operands, also an entry holding them: row_plan.c's
-	 * plan_hold); staged rows 1, 2, ... up to tile_kmax, an entry each
-	 * (compiled on first use) */
-	int kmax = rp->path == CG_PATH_TILE ? c->info->tile_kmax : R->rk;
-	for (int K = rp->path == CG_PATH_TILE ? 1 : R->rk; has && K <= kmax; K *= 2) {
-		/* below kmax chunks a thread holds its row alone (launch.c's
-		 * tile_rules); at kmax, either a thread or a group a row */
-		R->K = K;
-		R->direct = rp->path == CG_PATH_TILE && K < kmax;
+	 * plan_hold) */
+	if (has) {
+		R->K = R->rk;
 		/* rows of halves hold their column operands in the aligned entry */
 		R->hold = rp->path == CG_PATH_REG && !rp->masked && R->nheld > 0 && !c->info->reg_hold;
 		if (!emit_entry(R, rp))
 			return false;
-		if (rp->path != CG_PATH_TILE)
-			break;
-		R->direct = K == kmax;
-		if (R->direct && !emit_entry(R, rp))
-			return false;
-		/* and rows of one vector, where there are outputs to store */
-		R->onevec = K == 1 && cg_tile_outputs(c->info);
-		R->direct = R->onevec;
-		if (R->onevec && !emit_entry(R, rp))
-			return false;
-		R->onevec = false;
 	}
-	R->direct = false;
 	R->hold = false;
 	if (has && rp->path == CG_PATH_REG && !rp->masked && c->info->reg_hold) {
 		R->K = R->rk;

@@ -25,7 +25,8 @@
  *
  * A row a thread holds alone takes the direct entries instead (below,
  * row_tile_direct): its inputs read where they are, only its outputs staged;
- * a row of one vector, nothing staged (`_tile1v`, tile_onevec).
+ * a row of one chunk, an entry a length (`_tile1n<n>`), of one vector
+ * nothing staged (tile_onevec).
  *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
@@ -60,7 +61,7 @@ bool row_tile_direct(const RowK *R)
 }
 
 /* Rows of one vector (n = V, launch.c's tile_rules) take a direct entry of
- * their own (`_tile1v`), which stages nothing: each thread stores its row
+ * their own (`_tile1n<V>`, row_emit.c's emit_lengths), which stages nothing: each thread stores its row
  * where it lies too (fz_tst: one vector where the row is aligned), and a
  * warp's 32 rows are one span, as the staged copy's. Measured on the H200
  * (bench/replay_ab.py, `_tile1d` -> `_tile1v`, us): softmax bf16 1048576x8
@@ -95,6 +96,10 @@ static const char *tile_describe(RowK *R)
 	if (tile_onevec(R))
 		return arena_printf(R->c->a, "rows of one vector, a thread a row: its inputs and outputs read and written "
 		                    "where they are, nothing staged; each row in registers, 1 chunk of %d elements", R->vec);
+	if (R->rowlen)
+		return arena_printf(R->c->a, "rows of %d elements, a thread a row: its inputs read straight from global "
+		                    "memory, its outputs staged through shared memory a warp's rows at a time; each row in "
+		                    "registers, 1 chunk of %d elements", R->rowlen, R->vec);
 	if (row_tile_direct(R))
 		return arena_printf(R->c->a, "short rows, a thread a row: its inputs read straight from global memory, its "
 		                    "outputs staged through shared memory a warp's rows at a time; each row in registers, "

@@ -100,7 +100,8 @@ struct RowK {
 	const RowPath *path;
 	int q;                  /* the pass being written (P: the epilogue) */
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
-	bool onevec;            /* TILE: direct, rows of one vector: its outputs stored where they lie */
+	int rowlen;             /* TILE: direct, one chunk: its rows' length, a constant (0: any) */
+	bool onevec;            /* TILE: rowlen V, rows of one vector: outputs stored where they lie */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */

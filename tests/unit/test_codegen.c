@@ -229,14 +229,15 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	/* the pointwise entry; reg4 and its masked class, the tile's three
-	 * classes of a thread a row (d), its class for rows of one vector (v)
+	/* the pointwise entry; reg4 and its masked class, the tile's classes
+	 * of a thread a row (one chunk: an entry a row length, 2 to 4; then d)
 	 * and its class of groups (the paths in registers), row, split (the
 	 * cached ones), split rows without a cache and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 11);
-	static const char *names[] = {"test_k0_pw",     "test_k1_reg4",   "test_k1_reg4m", "test_k1_tile1d",
-	                              "test_k1_tile1v", "test_k1_tile2d", "test_k1_tile4", "test_k1_tile4d",
-	                              "test_k1_row",    "test_k1_split",  "test_k1_stream", "test_k1_one"};
+	ck_assert_int_eq(m->nentries, 1 + 12);
+	static const char *names[] = {"test_k0_pw",      "test_k1_reg4",    "test_k1_reg4m",  "test_k1_tile1n2",
+	                              "test_k1_tile1n3", "test_k1_tile1n4", "test_k1_tile2d", "test_k1_tile4",
+	                              "test_k1_tile4d",  "test_k1_row",     "test_k1_split",  "test_k1_stream",
+	                              "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -316,11 +317,11 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the nine entries (the register path's two classes, the
-	 * general loop, split rows, the five entries of staged rows); split
+	 * each of the ten entries (the register path's two classes, the
+	 * general loop, split rows, the six entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 51);
+	ck_assert_int_eq(lines, 55);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -648,10 +649,16 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(ntile, 1);
 	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's, first in the layout */
 	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), 0);
+	/* shorter than a vector: the entry of that length, its fz_n a constant */
 	l = launch(c, 0, (int64_t[]){1 << 20, 3});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1d");
-	ck_assert(c->module.entries[l.entry].direct);
+	te = &c->module.entries[l.entry];
+	ck_assert_str_eq(te->symbol, "test_k0_tile1n3");
+	ck_assert(te->direct && !te->onevec);
+	ck_assert_int_eq(te->rowlen, 3);
+	ck_assert(strstr(te->text, "const long long fz_n = 3; // dim_N: this entry's rows are 3 long\n"));
 	ck_assert_int_eq(l.tiles, 256 * 3 * 4 + 32);
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 2}).entry].symbol, "test_k0_tile1n2");
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){1 << 20, 1}).path, CG_PATH_POINTWISE); /* rows of one element */
 	/* and up to tile_kmax chunks: 13 takes the twin of the class of 4 */
 	l = launch(c, 0, (int64_t[]){1 << 20, 13});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4d");
@@ -670,8 +677,9 @@ START_TEST(row_schedules_by_length)
 	 * it lies (fz_tst: one vector where aligned) */
 	l = launch(c, 0, (int64_t[]){1 << 20, 4});
 	te = &c->module.entries[l.entry];
-	ck_assert_str_eq(te->symbol, "test_k0_tile1v");
+	ck_assert_str_eq(te->symbol, "test_k0_tile1n4");
 	ck_assert(te->direct && te->onevec);
+	ck_assert_int_eq(te->rowlen, 4);
 	ck_assert_uint_eq(l.block[1], 256);
 	ck_assert_int_eq(l.tiles, 0);
 	ck_assert_uint_eq(l.smem, 0);
@@ -1061,17 +1069,21 @@ END_TEST
  * thread a row), which keep fz_reduce's call; their register bounds
  * (tile_threads): 5 blocks of 256 an SM for halves (20 of 64 where several
  * threads take a row), 8 for those f32 classes, the kernel's thread bound
- * alone for f32 rows of tile_kmax chunks. */
+ * alone for f32 rows of tile_kmax chunks. A thread a row of one chunk: an
+ * entry a row length (2 to V: 3 in f32, 7 in halves). */
 START_TEST(tile_entries)
 {
 	static const struct {
-		const char *ty, *bounds[5];
+		const char *ty, *bounds[10];
 	} cases[] = {
-	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1d(", "__launch_bounds__(256, 8) test_k0_tile1v(",
-	             "__launch_bounds__(256, 8) test_k0_tile2d(", "__launch_bounds__(1024) test_k0_tile4(",
-	             "__launch_bounds__(1024) test_k0_tile4d("}},
-	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1d(", "__launch_bounds__(256, 5) test_k0_tile1v(",
-	             "__launch_bounds__(64, 20) test_k0_tile2(", "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
+	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n3(",
+	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile2d(",
+	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
+	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1n2(", "__launch_bounds__(256, 5) test_k0_tile1n3(",
+	             "__launch_bounds__(256, 5) test_k0_tile1n4(", "__launch_bounds__(256, 5) test_k0_tile1n5(",
+	             "__launch_bounds__(256, 5) test_k0_tile1n6(", "__launch_bounds__(256, 5) test_k0_tile1n7(",
+	             "__launch_bounds__(256, 5) test_k0_tile1n8(", "__launch_bounds__(64, 20) test_k0_tile2(",
+	             "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
 	};
 	for (int i = 0; i < 2; i++) {
 		char prog[160];
@@ -1089,10 +1101,10 @@ START_TEST(tile_entries)
 			 * tile_kmax's), its input read where it is, its chunks at
 			 * constant offsets and nothing to combine; a group a row
 			 * reduces by shuffles */
-			char cls = t->symbol[strlen(t->symbol) - 1];
-			bool direct = cls == 'd' || cls == 'v';
+			bool direct = t->symbol[strlen(t->symbol) - 1] == 'd' || t->rowlen > 0;
 			ck_assert_int_eq(t->direct, direct);
-			ck_assert_int_eq(t->onevec, cls == 'v');
+			ck_assert_int_eq(t->onevec, t->rowlen == m->kinfo[t->kernel].vec);
+			ck_assert(t->rowlen == 0 || t->K == 1);
 			ck_assert(direct || t->K == m->kinfo[t->kernel].tile_kmax);
 			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !direct);
 			ck_assert_int_eq(strstr(t->text, "fz_ji = 0, fz_stepi = ") != NULL, direct);
@@ -1102,9 +1114,23 @@ START_TEST(tile_entries)
 			ck_assert_ptr_nonnull(strstr(t->text, direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
 			                                              : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
 		}
-		ck_assert_int_eq(ntiles, i == 0 ? 5 : 4);
+		ck_assert_int_eq(ntiles, i == 0 ? 6 : 9);
 		const CgEntry *r = entry_of(c, CG_PATH_REG, false);
 		ck_assert_int_eq(r->static_smem, CG_RED_WORDS * 8);
+		pipe_free(c);
+	}
+	/* a literal row length: the entry of that length alone (a symbol's
+	 * lengths are the launch's to choose) */
+	{
+		Compilation *c = compile_mode("in x: f32[B, 3]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+		int nlen = 0;
+		for (int e = 0; e < c->module.nentries; e++)
+			if (c->module.entries[e].rowlen) {
+				ck_assert_str_eq(c->module.entries[e].symbol, "test_k0_tile1n3");
+				nlen++;
+			}
+		ck_assert_int_eq(nlen, 1);
+		ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 3}).entry].symbol, "test_k0_tile1n3");
 		pipe_free(c);
 	}
 	/* kernels the bounds were not measured on, which spill under them
