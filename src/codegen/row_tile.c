@@ -61,18 +61,19 @@ bool row_tile_direct(const RowK *R)
 }
 
 /* Rows of one vector (n = V, launch.c's tile_rules) take a direct entry of
- * their own (`_tile1n<V>`, row_emit.c's emit_lengths), which stages nothing: each thread stores its row
- * where it lies too (fz_tst: one vector where the row is aligned), and a
- * warp's 32 rows are one span, as the staged copy's. Measured on the H200
- * (bench/replay_ab.py, `_tile1d` -> `_tile1v`, us): softmax bf16 1048576x8
- * 14.7 -> 12.6, f32 2097152x4 22.9 -> 19.2, rmsnorm bf16 2097152x8 24.8 ->
- * 21.0, layernorm f32 2097152x4 23.4 -> 20.1, log_softmax bf16 1048576x8
- * 14.1 -> 11.8 (8 shapes, 0.84-0.91x; rows `_tile1d` keeps within 1%).
- * Not in `_tile1d` behind a test of n: the rows it keeps (n < V, or not
- * aligned) lost 2-5% (softmax f32 2796202x3 29.6 -> 31.0). Rows of two
- * chunks stored so (a warp's stores half sectors) were mixed in a
- * hand-written kernel: softmax f16 1048576x16 28.6 -> 26.2, f32 1048576x8
- * 20.5 -> 24.5. */
+ * their own (`_tile1n<V>`, row_emit.c's emit_lengths), which stages
+ * nothing: each thread stores its row where it lies too (fz_tst: one
+ * vector where the row is aligned), and a warp's 32 rows are one span, as
+ * the staged copy's. Measured on the H200 (bench/replay_ab.py, the one
+ * direct entry of one chunk that staged its outputs -> this, its length
+ * still a run-time value, us): softmax bf16 1048576x8 14.7 -> 12.6, f32
+ * 2097152x4 22.9 -> 19.2, rmsnorm bf16 2097152x8 24.8 -> 21.0, layernorm
+ * f32 2097152x4 23.4 -> 20.1, log_softmax bf16 1048576x8 14.1 -> 11.8 (8
+ * shapes, 0.84-0.91x; the other rows within 1%). A test of n in that one
+ * entry instead cost the rows it kept (n < V, or not aligned) 2-5%
+ * (softmax f32 2796202x3 29.6 -> 31.0). Rows of two chunks stored so (a
+ * warp's stores half sectors) were mixed in a hand-written kernel:
+ * softmax f16 1048576x16 28.6 -> 26.2, f32 1048576x8 20.5 -> 24.5. */
 static bool tile_onevec(const RowK *R) { return row_tile_direct(R) && R->onevec; }
 
 /* Is tile t staged (copied through shared memory) by the entry being written? */
