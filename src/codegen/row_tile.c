@@ -68,7 +68,7 @@ bool row_tile_direct(const RowK *R)
  * direct entry of one chunk that staged its outputs -> this, its length
  * still a run-time value, us): softmax bf16 1048576x8 14.7 -> 12.6, f32
  * 2097152x4 22.9 -> 19.2, rmsnorm bf16 2097152x8 24.8 -> 21.0, layernorm
- * f32 2097152x4 23.4 -> 20.1, log_softmax bf16 1048576x8 14.1 -> 11.8 (8
+ * f32 2097152x4 23.4 -> 20.1, log_softmax bf16 1048576x8 14.1 -> 11.8 (7
  * shapes, 0.84-0.91x; the other rows within 1%). A test of n in that one
  * entry instead cost the rows it kept (n < V, or not aligned) 2-5%
  * (softmax f32 2796202x3 29.6 -> 31.0). Rows of two chunks stored so (a
