@@ -463,7 +463,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
 	c->m->entries[c->m->nentries - 1].rowlen = row_tile_direct(R) ? R->rowlen : 0;
-	c->m->entries[c->m->nentries - 1].onevec = row_tile_direct(R) && R->onevec;
+	c->m->entries[c->m->nentries - 1].onevec = row_tile_onevec(R);
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
@@ -575,11 +575,9 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 	R->direct = true;
 	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
 		R->rowlen = L;
-		R->onevec = L == R->vec && cg_tile_outputs(R->c->info);
 		ok = emit_entry(R, rp);
 	}
 	R->rowlen = 0;
-	R->onevec = false;
 	return ok;
 }
 

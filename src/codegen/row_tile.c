@@ -26,7 +26,7 @@
  * A row a thread holds alone takes the direct entries instead (below,
  * row_tile_direct): its inputs read where they are, only its outputs staged;
  * a row of one chunk, an entry a length (`_tile1n<n>`), of one vector
- * nothing staged (tile_onevec).
+ * nothing staged (row_tile_onevec).
  *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
@@ -74,13 +74,19 @@ bool row_tile_direct(const RowK *R)
  * (softmax f32 2796202x3 29.6 -> 31.0). Rows of two chunks stored so (a
  * warp's stores half sectors) were mixed in a hand-written kernel:
  * softmax f16 1048576x16 28.6 -> 26.2, f32 1048576x8 20.5 -> 24.5. */
-static bool tile_onevec(const RowK *R) { return row_tile_direct(R) && R->onevec; }
+bool row_tile_onevec(const RowK *R)
+{
+	return row_tile_direct(R) && R->rowlen == R->vec && cg_tile_outputs(R->c->info);
+}
 
 /* Is tile t staged (copied through shared memory) by the entry being written? */
-static bool tile_staged(const RowK *R, int t) { return cg_tile_staged(R->c->info, row_tile_direct(R), R->onevec, t); }
+static bool tile_staged(const RowK *R, int t)
+{
+	return cg_tile_staged(R->c->info, row_tile_direct(R), row_tile_onevec(R), t);
+}
 
 /* Does the entry stage outputs (per-element ones of the rows' layout)? */
-static bool tile_outputs(const RowK *R) { return !tile_onevec(R) && cg_tile_outputs(R->c->info); }
+static bool tile_outputs(const RowK *R) { return !row_tile_onevec(R) && cg_tile_outputs(R->c->info); }
 
 static int tile_args(RowK *R, CgArg *args)
 {
@@ -94,7 +100,7 @@ static int tile_args(RowK *R, CgArg *args)
 
 static const char *tile_describe(RowK *R)
 {
-	if (tile_onevec(R))
+	if (row_tile_onevec(R))
 		return arena_printf(R->c->a, "rows of one vector, a thread a row: its inputs and outputs read and written "
 		                    "where they are, nothing staged; each row in registers, 1 chunk of %d elements", R->vec);
 	if (R->rowlen)
@@ -115,7 +121,7 @@ static void tile_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	if (!tile_onevec(R))
+	if (!row_tile_onevec(R))
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
 	row_reg_start(R, w);
 	for (int t = 0; t < ki->ntiles; t++) {
@@ -163,14 +169,14 @@ static void tile_direct_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	cw_line(w, tile_onevec(R) ? "// a thread a row: its inputs and outputs where they are"
+	cw_line(w, row_tile_onevec(R) ? "// a thread a row: its inputs and outputs where they are"
 	                       : "// a thread a row: its inputs read where they are, its outputs staged");
 	if (tile_outputs(R)) /* the outputs' span begins there */
 		cw_line(w, "const long long fz_tb = fz_rb * fz_n;");
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *name = cg_param_name(c, i);
-		if (tile_onevec(R) && !ki->tile_in[t]) { /* an inactive thread stores nothing (fz_ei = 0) */
+		if (row_tile_onevec(R) && !ki->tile_in[t]) { /* an inactive thread stores nothing (fz_ei = 0) */
 			cw_line(w, "%s *fz_tr%d = %s + (fz_act ? fz_row : 0) * fz_n;",
 			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, name);
 			continue;

@@ -101,7 +101,6 @@ struct RowK {
 	int q;                  /* the pass being written (P: the epilogue) */
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
 	int rowlen;             /* TILE: direct, one chunk: its rows' length, a constant (0: any) */
-	bool onevec;            /* TILE: rowlen V, rows of one vector: outputs stored where they lie */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
@@ -164,6 +163,8 @@ int row_tile_of(const RowK *R, int i);
 /* row_tile.c: is the entry being written a TILE entry of a thread a row,
  * its inputs read straight from global memory? */
 bool row_tile_direct(const RowK *R);
+/* And one of rows of one vector (rowlen V) with outputs, which stages nothing? */
+bool row_tile_onevec(const RowK *R);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
 
