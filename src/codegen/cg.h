@@ -111,8 +111,8 @@ typedef struct CgEntry {
 	                               memory, only its outputs staged (row_tile.c) */
 	int rowlen;                 /* TILE: direct, one chunk: the one row length it takes (its
 	                               fz_n a constant; `_tile1n<rowlen>`), 0 for any */
-	bool onevec;                /* TILE: rowlen V (rows of one vector): its outputs stored
-	                               where they lie too, nothing staged */
+	bool unstaged;              /* TILE: an entry of one row length (rowlen): its outputs
+	                               stored where they lie too, nothing staged */
 	bool hold;                  /* REG: a `_reg<K>h`, holding the column operands of the later
 	                               passes (row_plan.c's plan_hold; the aligned entry of rows
 	                               of halves holds them too, and is not one) */
@@ -156,6 +156,7 @@ typedef enum CgRule {
 	CG_RULE_SPLIT_STREAM,   /* few rows whose segments are too long to cache: no cache */
 	CG_RULE_SPLIT_BARE,     /* few rows of a kernel that caches nothing: the same entry */
 	CG_RULE_TILE,           /* short rows, many: staged through shared memory */
+	CG_RULE_TILE_FEW,       /* short rows, few, not a multiple of V: a thread a row */
 	CG_RULE_ONE,            /* rows of one element: the row kernel's pointwise entry */
 	CG_RULE_FORCED          /* cg_launch_forced */
 } CgRule;

@@ -40,8 +40,10 @@ enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
  * a block of 64 did not gain and made the grid four times as long (H200,
  * docs/performance.md, "Smaller tiles"). The rows are staged where they fill
  * CG_TILE_FILL threads an SM, as many as when that rule was measured with
- * blocks of 256 (launch.c's tile_rules). */
-enum { CG_TILE_THREADS = 64, CG_TILE_THREADS_DIRECT = 256, CG_TILE_FILL = 256 };
+ * blocks of 256 (launch.c's tile_rules). The entries of one row length
+ * stage nothing up to CG_TILE_UNSTAGED_MAX elements (row_tile.c's
+ * row_tile_unstaged). */
+enum { CG_TILE_THREADS = 64, CG_TILE_THREADS_DIRECT = 256, CG_TILE_FILL = 256, CG_TILE_UNSTAGED_MAX = 6 };
 static inline int cg_tile_threads(bool direct) { return direct ? CG_TILE_THREADS_DIRECT : CG_TILE_THREADS; }
 /* The register path's entries that hold column operands (CgKernelInfo.reg_hold)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most
@@ -301,8 +303,8 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t R, int64_t n, int64_t *off);
 /* Does a TILE entry stage tile t through shared memory? Not the inputs in
  * the entries of a thread a row (direct: row_tile.c), which read them where
- * they are, and nothing in those for rows of one vector (onevec). */
-bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool onevec, int t);
+ * they are, and nothing in the entries of one row length (unstaged). */
+bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool unstaged, int t);
 /* Has the kernel per-element outputs of the rows' layout (tiles not inputs)? */
 bool cg_tile_outputs(const struct CgKernelInfo *ki);
 

@@ -18,13 +18,14 @@
  *
  * Rows:
  *   - TILE first: many rows of at most CG_TILE_CHUNKS chunks, not a
- *     multiple of V, 64 threads a block (256 where a thread takes a row:
- *     cg_tile_threads), a row in the registers of one thread of the
- *     fewest chunks (K = 1, 2, 4; for halves 1, 2), which reads its row
- *     from global memory and stages only its outputs (the direct
- *     entries; rows of one vector stage nothing), or of the fewest
- *     threads of the most, the block's rows staged through shared memory
- *     both ways;
+ *     multiple of V (and few such rows that a thread holds), 64 threads a
+ *     block (256 where a thread takes a row: cg_tile_threads), a row in
+ *     the registers of one thread of the fewest chunks (K = 1, 2, 4; for
+ *     halves 1, 2), which reads its row from global memory and stages only
+ *     its outputs (the direct entries; rows of one chunk up to
+ *     CG_TILE_UNSTAGED_MAX elements, and of one vector, stage nothing), or
+ *     of the fewest threads of the most, the block's rows staged through
+ *     shared memory both ways;
  *   - threads per row G: about 8 chunks a thread (as many as the register
  *     path holds, rk, where it applies), up to the entries' thread bound,
  *     raised while the rows leave most of the device idle; G <= 32 a power
@@ -99,9 +100,9 @@ int64_t cg_cache_layout(const struct CgKernelInfo *ki, int64_t len, int64_t *slo
 	return b;
 }
 
-bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool onevec, int t)
+bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool unstaged, int t)
 {
-	return !(direct && (onevec || ki->tile_in[t]));
+	return !(direct && (unstaged || ki->tile_in[t]));
 }
 
 bool cg_tile_outputs(const struct CgKernelInfo *ki)
@@ -119,7 +120,7 @@ bool cg_tile_outputs(const struct CgKernelInfo *ki)
  * stage it. */
 static int64_t tile_size(const struct CgKernelInfo *ki, const CgEntry *e, int64_t R, int64_t n, int t)
 {
-	if (!cg_tile_staged(ki, e->direct, e->onevec, t))
+	if (!cg_tile_staged(ki, e->direct, e->unstaged, t))
 		return 0;
 	return cdiv((R * n + 2 * ki->vec) * ki->tile_bytes[t], 16) * 16;
 }
@@ -486,7 +487,7 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * each row in the registers of a thread (up to tile_kmax chunks) or of the
  * fewest threads that hold it in that many; cg_tile_threads' threads a
  * block. false where they are not short, or too few to give every SM
- * CG_TILE_FILL threads of them, or a multiple of V that takes more than a
+ * CG_TILE_FILL threads of them (but see below), or a multiple of V that takes more than a
  * thread (the register path's vectors are then aligned: faster, measured).
  * Rows of a multiple of V that a thread holds in fewer chunks than the
  * register path's rk take the direct entries (`_tile<K>d`): that path's
@@ -500,8 +501,20 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * f32 524288x16 27.6 -> 30.1, logsumexp f32 1048576x16 20.7 -> 42.2: a
  * thread's 64 bytes a row, read where they lie, miss the L1 again). Rows of
  * one chunk (n <= V) take the entry of their length (`_tile1n<n>`, n a
- * constant: row_emit.c's emit_lengths), of one vector one that stages
- * nothing (row_tile.c). */
+ * constant: row_emit.c's emit_lengths), which stages nothing up to
+ * CG_TILE_UNSTAGED_MAX elements and at one vector (row_tile.c).
+ * Few rows that a thread holds, not a multiple of V, take the direct entries
+ * too (CG_RULE_TILE_FEW): the register path's masked class holds rk chunks
+ * a thread (two threads of 4 chunks for a row of 3), all computed, a long
+ * chain where nothing hides its latency. Measured on the H200
+ * (bench/replay_ab.py, the register path -> direct, us): softmax f32
+ * 3000x3 6.1 -> 1.7, 20000x3 6.2 -> 1.7, f16 20000x5 9.9 -> 2.1, rmsnorm
+ * f16 30000x12 6.5 -> 2.8, layernorm f32 4096x7 3.7 -> 2.7, bf16 16384x6
+ * 5.6 -> 2.5, logsumexp f32 8192x5 2.9 -> 2.0; softmax f32 200x13 5.6 ->
+ * 6.1 (one block). Not aligned rows (softmax f32 1000x8 2.1 -> 4.0, bf16
+ * 10000x16 2.5 -> 6.0, whose register path holds no dead chunk), nor rows
+ * of several threads (softmax f32 3000x31 3.6 -> 6.3, f16 2000x50 3.7 ->
+ * 3.0, layernorm f32 5000x61 5.8 -> 4.4). */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -512,10 +525,11 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
 	int64_t R = cg_tile_threads(G == 1) / G;
-	if (G > 32 || z->rows * G < z->sms * CG_TILE_FILL)
+	bool few = z->rows * G < z->sms * CG_TILE_FILL;
+	if (G > 32 || (few && (G > 1 || aligned)))
 		return false;
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
-	               .rowlen = K == 1 && G == 1 ? (int)z->n : 0, .rule = CG_RULE_TILE};
+	               .rowlen = K == 1 && G == 1 ? (int)z->n : 0, .rule = few ? CG_RULE_TILE_FEW : CG_RULE_TILE};
 	return true;
 }
 
@@ -739,12 +753,12 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		       "shared memory.";
 	case CG_PATH_TILE:
 		if (e->rowlen)
-			return arena_printf(a, "Chosen for many rows of %d element%s%s, a thread a row.", e->rowlen,
-			                    e->rowlen == 1 ? "" : "s", e->onevec ? " (one vector)" : "");
+			return arena_printf(a, "Chosen for %s rows of %d element%s, a thread a row.",
+			                    e->rowlen < V ? "many or few" : "many", e->rowlen, e->rowlen == 1 ? "" : "s");
 		if (e->direct)
-			return arena_printf(a, "Chosen for many rows of more than %d and at most %d elements, a thread a row (%d "
-			                       "chunks of %d); of a multiple of %d, only those shorter than the register path's "
-			                       "thread.", e->K / 2 * V, e->K * V, e->K, V, V);
+			return arena_printf(a, "Chosen for rows of more than %d and at most %d elements, a thread a row (%d "
+			                       "chunks of %d): many, or few not a multiple of %d; of a multiple of %d, only those "
+			                       "shorter than the register path's thread.", e->K / 2 * V, e->K * V, e->K, V, V, V);
 		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunk%s of %d a thread of a group), "
 		                       "not a multiple of %d.", CG_TILE_CHUNKS * V, e->K, e->K == 1 ? "" : "s", V, V);
 	case CG_NPATHS: break;

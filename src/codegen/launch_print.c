@@ -10,6 +10,37 @@
  */
 #include "codegen/cgint.h"
 
+/* The TILE path's rules: the entry it takes, and why. */
+static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, const char *N)
+{
+	const CgEntry *e = &m->entries[l->entry];
+	int V = m->kinfo[k].vec;
+	long long n = (long long)l->n;
+	if (l->rule == CG_RULE_TILE_FEW) /* not a multiple of V: launch.c's tile_rules */
+		sb_printf(sb, "%lld row%s leave%s the device idle, but the register path's masked class would compute "
+		              "chunks past rows this short in vain: ", (long long)l->rows, l->rows == 1 ? "" : "s",
+		          l->rows == 1 ? "s" : "");
+	else if (e->rowlen || e->direct)
+		sb_puts(sb, "many rows: ");
+	if (e->rowlen && n == V)
+		sb_printf(sb, "%s = %lld is one vector", N, n);
+	else if (e->rowlen)
+		sb_printf(sb, "%s = %lld is shorter than a vector of %d", N, n, V);
+	if (e->unstaged)
+		sb_puts(sb, ": the entry of that length, a thread a row, which reads and writes it where it lies, nothing "
+		            "staged");
+	else if (e->rowlen)
+		sb_puts(sb, ": the entry of that length, a thread a row, which reads its row from global memory, a warp's 32 "
+		            "rows' outputs staged through shared memory");
+	else if (e->direct)
+		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row%s): each thread reads its row from "
+		              "global memory, a warp's 32 rows' outputs staged through shared memory",
+		          N, n, m->kinfo[k].tile_kmax, V, n % V ? "" : ", fewer than the register path's thread holds");
+	else
+		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
+		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
+}
+
 static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, const CgLaunch *l)
 {
 	const struct CgKernelInfo *ki = &m->kinfo[k];
@@ -66,22 +97,7 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", (long long)l->grid[1]);
 		return;
 	case CG_RULE_TILE:
-		if (m->entries[l->entry].onevec)
-			sb_printf(sb, "%s = %lld is one vector: the entry of that length, a thread a row, which reads and writes "
-			              "it where it lies, nothing staged", N, n);
-		else if (m->entries[l->entry].rowlen)
-			sb_printf(sb, "%s = %lld is shorter than a vector of %d: the entry of that length, a thread a row, which "
-			              "reads its row from global memory, a warp's 32 rows' outputs staged through shared memory",
-			          N, n, V);
-		else if (m->entries[l->entry].direct)
-			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row%s), and the rows many: each "
-			              "thread reads its row from global memory, a warp's 32 rows' outputs staged through shared "
-			              "memory", N, n, m->kinfo[k].tile_kmax, V,
-			          n % V ? "" : ", fewer than the register path's thread holds");
-		else
-			sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
-			              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
-		return;
+	case CG_RULE_TILE_FEW: print_tile(sb, m, k, l, N); return;
 	case CG_RULE_ONE:
 		sb_printf(sb, "%s = 1: every reduction is its one value, so the rows go pointwise, a chunk of %d rows a "
 		              "thread, a block per 256 chunks", N, V);

@@ -356,13 +356,21 @@ static void emit_shift(RowK *R, CgW *w, CgW *next)
 
 /* The loop over the rows of a block (grid-stride) around the passes: the
  * row, its offsets and the next row's (for prefetch), their shifts, the
- * path's per-row state, the body. */
+ * path's per-row state, the body. A thread past the rows takes part
+ * (fz_act false) where its warp or block shares work or waits; in an entry
+ * that stages nothing it leaves, and the bounds are the rows' own. */
 static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 {
 	cw_open(w, "for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
 	           "(long long)gridDim.x * blockDim.y)");
 	cw_line(w, "const long long fz_row = fz_rb + threadIdx.y;");
-	cw_line(w, "const bool fz_act = fz_row < fz_rows;");
+	if (row_tile_unstaged(R)) { /* no barrier, no shuffle: a thread past the rows has nothing to do */
+		cw_line(w, "if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, done");
+		cw_line(w, "	break;");
+		cw_line(w, "const bool fz_act = true; // and every bound below the row's constant length");
+	} else {
+		cw_line(w, "const bool fz_act = fz_row < fz_rows;");
+	}
 	if (parts[0]->len > 0)
 		cw_line(w, "const long long fz_rr = fz_act ? fz_row : fz_rows - 1;");
 	for (int i = 0; i < 4; i++)
@@ -463,7 +471,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
 	c->m->entries[c->m->nentries - 1].rowlen = row_tile_direct(R) ? R->rowlen : 0;
-	c->m->entries[c->m->nentries - 1].onevec = row_tile_onevec(R);
+	c->m->entries[c->m->nentries - 1].unstaged = row_tile_unstaged(R);
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
@@ -557,8 +565,8 @@ static int cache_width(const struct CgKernelInfo *ki)
 /* A thread a row of one chunk: an entry per row length L, its fz_n the
  * constant L (`_tile1n<L>`, compiled on first use): L from 2 to V where the
  * kernel's length is a symbol (1 is the rows of one element's, cg_rows_of_one),
- * else the literal's alone. At L = V (one vector) it stages nothing
- * (row_tile.c). With the length a run-time value every row paid its tests
+ * else the literal's alone. Up to CG_TILE_UNSTAGED_MAX and at L = V (one
+ * vector) it stages nothing (row_tile.c's row_tile_unstaged). With the length a run-time value every row paid its tests
  * and its dead lanes' math. Measured on the H200 (bench/replay_ab.py, one
  * `_tile1d` -> these, us): softmax f16 4194304x4 55.8 -> 39.1, layernorm
  * f16 5592405x3 87.7 -> 50.5, softmax bf16 2396745x7 35.5 -> 29.9, f32

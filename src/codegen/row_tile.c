@@ -25,8 +25,9 @@
  *
  * A row a thread holds alone takes the direct entries instead (below,
  * row_tile_direct): its inputs read where they are, only its outputs staged;
- * a row of one chunk, an entry a length (`_tile1n<n>`), of one vector
- * nothing staged (row_tile_onevec).
+ * a row of one chunk, an entry a length (`_tile1n<n>`), which stages
+ * nothing up to CG_TILE_UNSTAGED_MAX elements and at one vector
+ * (row_tile_unstaged).
  *
  * Why: a row of a few elements a thread (or a few threads) reads and writes
  * its own row, so a warp's loads and stores are 32 short pieces, one or two
@@ -34,8 +35,9 @@
  * busy (ncu, H200, softmax 1198373x7 in the register path's masked class:
  * L2 86%, DRAM 17%). Staged, every access to global memory is a whole
  * vector of a contiguous span. cg_launch takes it for many short rows not a
- * multiple of V, and the direct entries for rows of a multiple of V shorter
- * than the register path's thread (docs/performance.md).
+ * multiple of V (and few that a thread holds), and the direct entries for
+ * rows of a multiple of V shorter than the register path's thread
+ * (docs/performance.md).
  */
 #include "codegen/rowint.h"
 
@@ -60,33 +62,41 @@ bool row_tile_direct(const RowK *R)
 	return R->path->path == CG_PATH_TILE && R->direct;
 }
 
-/* Rows of one vector (n = V, launch.c's tile_rules) take a direct entry of
- * their own (`_tile1n<V>`, row_emit.c's emit_lengths), which stages
- * nothing: each thread stores its row where it lies too (fz_tst: one
- * vector where the row is aligned), and a warp's 32 rows are one span, as
- * the staged copy's. Measured on the H200 (bench/replay_ab.py, the one
- * direct entry of one chunk that staged its outputs -> this, its length
- * still a run-time value, us): softmax bf16 1048576x8 14.7 -> 12.6, f32
- * 2097152x4 22.9 -> 19.2, rmsnorm bf16 2097152x8 24.8 -> 21.0, layernorm
- * f32 2097152x4 23.4 -> 20.1, log_softmax bf16 1048576x8 14.1 -> 11.8 (7
- * shapes, 0.84-0.91x; the other rows within 1%). A test of n in that one
- * entry instead cost the rows it kept (n < V, or not aligned) 2-5%
- * (softmax f32 2796202x3 29.6 -> 31.0). Rows of two chunks stored so (a
- * warp's stores half sectors) were mixed in a hand-written kernel:
- * softmax f16 1048576x16 28.6 -> 26.2, f32 1048576x8 20.5 -> 24.5. */
-bool row_tile_onevec(const RowK *R)
+/* Rows of one chunk (n <= V, launch.c's tile_rules) take a direct entry of
+ * their length (`_tile1n<n>`, row_emit.c's emit_lengths), which stages
+ * nothing where n is at most CG_TILE_UNSTAGED_MAX or one vector: each
+ * thread stores its row where it lies too (fz_tst: one vector where a row
+ * of V is aligned, else element by element), and a thread past the rows
+ * leaves the loop (row_emit.c's emit_row_loop: no warp's copy waits for
+ * it), so that every bound is the constant n. Rows of one vector, measured
+ * on the H200 (bench/replay_ab.py, the entry of one chunk that staged its
+ * outputs -> this, its length still a run-time value, us): softmax bf16
+ * 1048576x8 14.7 -> 12.6, f32 2097152x4 22.9 -> 19.2, rmsnorm bf16
+ * 2097152x8 24.8 -> 21.0 (7 shapes, 0.84-0.91x). Shorter rows (the entries
+ * of a length that staged -> these, us): softmax f32 4194304x2 32.1 ->
+ * 21.5, 2796202x3 25.5 -> 20.1, f16 4194304x4 38.2 -> 25.9, 5592405x3 43.9
+ * -> 30.2, 3355443x5 35.8 -> 25.9, 2796202x6 31.2 -> 26.8, layernorm f16
+ * 5592405x3 50.5 -> 37.1, rmsnorm f32 4194304x2 30.3 -> 22.0 (14 shapes of
+ * 2 to 6, 0.67-0.88x; rmsnorm f16 2796202x6 26.8 -> 27.3); logsumexp f32
+ * 2796202x3, no per-element outputs, 16.3 -> 14.9 from the constant bounds
+ * alone. At 7 halves the warp's seven element stores, each across all its
+ * rows' sectors, lost: softmax f16 2396745x7 29.9 -> 42.5, rmsnorm bf16
+ * 26.1 -> 43.9, layernorm f16 32.5 -> 36.1; those stay staged. Rows of two chunks stored so were
+ * mixed in a hand-written kernel: softmax f16 1048576x16 28.6 -> 26.2, f32
+ * 1048576x8 20.5 -> 24.5. */
+bool row_tile_unstaged(const RowK *R)
 {
-	return row_tile_direct(R) && R->rowlen == R->vec && cg_tile_outputs(R->c->info);
+	return row_tile_direct(R) && R->rowlen > 0 && (R->rowlen <= CG_TILE_UNSTAGED_MAX || R->rowlen == R->vec);
 }
 
 /* Is tile t staged (copied through shared memory) by the entry being written? */
 static bool tile_staged(const RowK *R, int t)
 {
-	return cg_tile_staged(R->c->info, row_tile_direct(R), row_tile_onevec(R), t);
+	return cg_tile_staged(R->c->info, row_tile_direct(R), row_tile_unstaged(R), t);
 }
 
 /* Does the entry stage outputs (per-element ones of the rows' layout)? */
-static bool tile_outputs(const RowK *R) { return !row_tile_onevec(R) && cg_tile_outputs(R->c->info); }
+static bool tile_outputs(const RowK *R) { return !row_tile_unstaged(R) && cg_tile_outputs(R->c->info); }
 
 static int tile_args(RowK *R, CgArg *args)
 {
@@ -100,13 +110,10 @@ static int tile_args(RowK *R, CgArg *args)
 
 static const char *tile_describe(RowK *R)
 {
-	if (row_tile_onevec(R))
-		return arena_printf(R->c->a, "rows of one vector, a thread a row: its inputs and outputs read and written "
-		                    "where they are, nothing staged; each row in registers, 1 chunk of %d elements", R->vec);
-	if (R->rowlen)
-		return arena_printf(R->c->a, "rows of %d elements, a thread a row: its inputs read straight from global "
-		                    "memory, its outputs staged through shared memory a warp's rows at a time; each row in "
-		                    "registers, 1 chunk of %d elements", R->rowlen, R->vec);
+	if (row_tile_unstaged(R))
+		return arena_printf(R->c->a, "rows of %d elements, a thread a row: its inputs and outputs read and written "
+		                    "where they are, nothing staged; each row in registers, 1 chunk of %d elements",
+		                    R->rowlen, R->vec);
 	if (row_tile_direct(R))
 		return arena_printf(R->c->a, "short rows, a thread a row: its inputs read straight from global memory, its "
 		                    "outputs staged through shared memory a warp's rows at a time; each row in registers, "
@@ -121,7 +128,7 @@ static void tile_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	if (!row_tile_onevec(R))
+	if (!row_tile_unstaged(R))
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
 	row_reg_start(R, w);
 	for (int t = 0; t < ki->ntiles; t++) {
@@ -169,16 +176,17 @@ static void tile_direct_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	cw_line(w, row_tile_onevec(R) ? "// a thread a row: its inputs and outputs where they are"
+	cw_line(w, row_tile_unstaged(R) ? "// a thread a row: its inputs and outputs where they are"
 	                       : "// a thread a row: its inputs read where they are, its outputs staged");
 	if (tile_outputs(R)) /* the outputs' span begins there */
 		cw_line(w, "const long long fz_tb = fz_rb * fz_n;");
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *name = cg_param_name(c, i);
-		if (row_tile_onevec(R) && !ki->tile_in[t]) { /* an inactive thread stores nothing (fz_ei = 0) */
-			cw_line(w, "%s *fz_tr%d = %s + (fz_act ? fz_row : 0) * fz_n;",
-			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i, name);
+		if (row_tile_unstaged(R)) { /* every thread's row is in the tensor (row_emit.c's emit_row_loop) */
+			cw_line(w, "%s%s *%sfz_tr%d = %s + fz_row * fz_n;", ki->tile_in[t] ? "const " : "",
+			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype),
+			        ki->tile_in[t] ? "__restrict__ " : "", i, name);
 			continue;
 		}
 		if (ki->tile_in[t]) {

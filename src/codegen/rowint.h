@@ -163,8 +163,8 @@ int row_tile_of(const RowK *R, int i);
 /* row_tile.c: is the entry being written a TILE entry of a thread a row,
  * its inputs read straight from global memory? */
 bool row_tile_direct(const RowK *R);
-/* And one of rows of one vector (rowlen V) with outputs, which stages nothing? */
-bool row_tile_onevec(const RowK *R);
+/* And one of one row length (rowlen), which stages nothing? */
+bool row_tile_unstaged(const RowK *R);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
 

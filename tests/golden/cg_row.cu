@@ -1268,8 +1268,8 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-// cg_row_k0_tile1n2: rows of 2 elements, a thread a row: its inputs read straight from global memory, its outputs staged through shared memory a warp's rows at a time; each row in registers, 1 chunk of 4 elements
-// Chosen for many rows of 2 elements, a thread a row.
+// cg_row_k0_tile1n2: rows of 2 elements, a thread a row: its inputs and outputs read and written where they are, nothing staged; each row in registers, 1 chunk of 4 elements
+// Chosen for many or few rows of 2 elements, a thread a row.
 extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
@@ -1277,25 +1277,22 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 	float *__restrict__ out_y,
 	float in_eps,
 	long long dim_R,
-	long long dim_C,
-	long long fz_tile3)
+	long long dim_C)
 {
 	const long long fz_rows = dim_R;
 	const long long fz_n = 2; // dim_C: this entry's rows are 2 long
 	const float t2 = fz_in(in_eps);
-	extern __shared__ fz_a16 fz_smem[];
 	const int fz_ji = 0, fz_stepi = 4; // a thread a row (blockDim.x is 1)
-	float *fz_t3 = reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(fz_smem) + fz_tile3); // out_y
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
-		const bool fz_act = fz_row < fz_rows;
+		if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, done
+			break;
+		const bool fz_act = true; // and every bound below the row's constant length
 		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
 		const long long fz_r2 = fz_rr;
-		// a thread a row: its inputs read where they are, its outputs staged
-		const long long fz_tb = fz_rb * fz_n;
-		const float *__restrict__ fz_tr0 = in_x + (fz_act ? fz_row : fz_rows - 1) * fz_n;
-		const int fz_o3 = fz_toff<4>(out_y, fz_tb);
-		float *fz_tr3 = fz_t3 + fz_o3 + (int)threadIdx.y * (int)fz_n;
+		// a thread a row: its inputs and outputs where they are
+		const float *__restrict__ fz_tr0 = in_x + fz_row * fz_n;
+		float *fz_tr3 = out_y + fz_row * fz_n;
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[1][4];
@@ -1361,17 +1358,12 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 		}
 		if (fz_act && threadIdx.x == 0)
 			fz_out(out_inv[fz_r2], t8);
-		__syncwarp();
-		const int fz_w0 = (int)threadIdx.y & ~31; // the warp's first row of the block's, then its end
-		const int fz_w1 = fz_rb + fz_w0 + 32 < fz_rows ? fz_w0 + 32 : fz_rows - fz_rb > fz_w0 ? (int)(fz_rows - fz_rb) : fz_w0;
-		fz_tout_warp<4>(out_y, fz_t3, fz_tb, fz_o3, fz_o3 + fz_w0 * (int)fz_n, fz_o3 + fz_w1 * (int)fz_n);
-		__syncwarp();
 	}
 }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-// cg_row_k0_tile1n3: rows of 3 elements, a thread a row: its inputs read straight from global memory, its outputs staged through shared memory a warp's rows at a time; each row in registers, 1 chunk of 4 elements
-// Chosen for many rows of 3 elements, a thread a row.
+// cg_row_k0_tile1n3: rows of 3 elements, a thread a row: its inputs and outputs read and written where they are, nothing staged; each row in registers, 1 chunk of 4 elements
+// Chosen for many or few rows of 3 elements, a thread a row.
 extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
@@ -1379,25 +1371,22 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 	float *__restrict__ out_y,
 	float in_eps,
 	long long dim_R,
-	long long dim_C,
-	long long fz_tile3)
+	long long dim_C)
 {
 	const long long fz_rows = dim_R;
 	const long long fz_n = 3; // dim_C: this entry's rows are 3 long
 	const float t2 = fz_in(in_eps);
-	extern __shared__ fz_a16 fz_smem[];
 	const int fz_ji = 0, fz_stepi = 4; // a thread a row (blockDim.x is 1)
-	float *fz_t3 = reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(fz_smem) + fz_tile3); // out_y
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
-		const bool fz_act = fz_row < fz_rows;
+		if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, done
+			break;
+		const bool fz_act = true; // and every bound below the row's constant length
 		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
 		const long long fz_r2 = fz_rr;
-		// a thread a row: its inputs read where they are, its outputs staged
-		const long long fz_tb = fz_rb * fz_n;
-		const float *__restrict__ fz_tr0 = in_x + (fz_act ? fz_row : fz_rows - 1) * fz_n;
-		const int fz_o3 = fz_toff<4>(out_y, fz_tb);
-		float *fz_tr3 = fz_t3 + fz_o3 + (int)threadIdx.y * (int)fz_n;
+		// a thread a row: its inputs and outputs where they are
+		const float *__restrict__ fz_tr0 = in_x + fz_row * fz_n;
+		float *fz_tr3 = out_y + fz_row * fz_n;
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[1][4];
@@ -1463,17 +1452,12 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 		}
 		if (fz_act && threadIdx.x == 0)
 			fz_out(out_inv[fz_r2], t8);
-		__syncwarp();
-		const int fz_w0 = (int)threadIdx.y & ~31; // the warp's first row of the block's, then its end
-		const int fz_w1 = fz_rb + fz_w0 + 32 < fz_rows ? fz_w0 + 32 : fz_rows - fz_rb > fz_w0 ? (int)(fz_rows - fz_rb) : fz_w0;
-		fz_tout_warp<4>(out_y, fz_t3, fz_tb, fz_o3, fz_o3 + fz_w0 * (int)fz_n, fz_o3 + fz_w1 * (int)fz_n);
-		__syncwarp();
 	}
 }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-// cg_row_k0_tile1n4: rows of one vector, a thread a row: its inputs and outputs read and written where they are, nothing staged; each row in registers, 1 chunk of 4 elements
-// Chosen for many rows of 4 elements (one vector), a thread a row.
+// cg_row_k0_tile1n4: rows of 4 elements, a thread a row: its inputs and outputs read and written where they are, nothing staged; each row in registers, 1 chunk of 4 elements
+// Chosen for many rows of 4 elements, a thread a row.
 extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n4(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
@@ -1489,12 +1473,14 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n4(
 	const int fz_ji = 0, fz_stepi = 4; // a thread a row (blockDim.x is 1)
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
 		const long long fz_row = fz_rb + threadIdx.y;
-		const bool fz_act = fz_row < fz_rows;
+		if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, done
+			break;
+		const bool fz_act = true; // and every bound below the row's constant length
 		const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
 		const long long fz_r2 = fz_rr;
 		// a thread a row: its inputs and outputs where they are
-		const float *__restrict__ fz_tr0 = in_x + (fz_act ? fz_row : fz_rows - 1) * fz_n;
-		float *fz_tr3 = out_y + (fz_act ? fz_row : 0) * fz_n;
+		const float *__restrict__ fz_tr0 = in_x + fz_row * fz_n;
+		float *fz_tr3 = out_y + fz_row * fz_n;
 		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[1][4];
@@ -1565,7 +1551,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n4(
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile2d: short rows, a thread a row: its inputs read straight from global memory, its outputs staged through shared memory a warp's rows at a time; each row in registers, 2 chunks of 4 elements
-// Chosen for many rows of more than 4 and at most 8 elements, a thread a row (2 chunks of 4); of a multiple of 4, only those shorter than the register path's thread.
+// Chosen for rows of more than 4 and at most 8 elements, a thread a row (2 chunks of 4): many, or few not a multiple of 4; of a multiple of 4, only those shorter than the register path's thread.
 extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2d(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
@@ -1775,7 +1761,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile4d: short rows, a thread a row: its inputs read straight from global memory, its outputs staged through shared memory a warp's rows at a time; each row in registers, 4 chunks of 4 elements
-// Chosen for many rows of more than 8 and at most 16 elements, a thread a row (4 chunks of 4); of a multiple of 4, only those shorter than the register path's thread.
+// Chosen for rows of more than 8 and at most 16 elements, a thread a row (4 chunks of 4): many, or few not a multiple of 4; of a multiple of 4, only those shorter than the register path's thread.
 extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4d(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,

@@ -252,7 +252,7 @@ START_TEST(entries_and_arguments)
 			ck_assert_int_eq(e->args[j].kind, path_args[e->path][j - k->nparams]);
 		ck_assert_int_eq(e->nargs, k->nparams + (e->path == CG_PATH_ROW     ? 3
 		                                          : e->path == CG_PATH_SPLIT ? (e->stream ? 3 : 5)
-		                                          : e->path == CG_PATH_TILE  ? (e->onevec ? 0 : e->direct ? 1 : 2)
+		                                          : e->path == CG_PATH_TILE  ? (e->unstaged ? 0 : e->direct ? 1 : 2)
 		                                                                     : 0));
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
@@ -630,6 +630,21 @@ START_TEST(row_schedules_by_length)
 	int64_t fill = (int64_t)h100().sm_count * 64;
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){fill, 63}).path, CG_PATH_TILE);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){fill - 1, 63}).path, CG_PATH_REG);
+	/* fewer rows that a thread holds, not a multiple of V, are a thread's
+	 * each all the same (CG_RULE_TILE_FEW: the register path's masked
+	 * class would compute 4 chunks a thread); of a multiple of V they take
+	 * the register path, whose thread holds no dead chunk */
+	l = launch(c, 0, (int64_t[]){3000, 3});
+	ck_assert_int_eq(l.rule, CG_RULE_TILE_FEW);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1n3");
+	ck_assert_uint_eq(l.grid[0], 12);
+	l = launch(c, 0, (int64_t[]){1, 7});
+	ck_assert_int_eq(l.rule, CG_RULE_TILE_FEW);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2d");
+	ck_assert_uint_eq(l.grid[0], 1);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 8}).rule, CG_RULE_REG);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 4}).rule, CG_RULE_REG);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){(int64_t)h100().sm_count * 256, 3}).rule, CG_RULE_TILE);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
 	 * of 256 * 7 + 8 elements, rounded to 16 bytes */
@@ -649,14 +664,21 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(ntile, 1);
 	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's, first in the layout */
 	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), 0);
-	/* shorter than a vector: the entry of that length, its fz_n a constant */
+	/* shorter than a vector: the entry of that length, its fz_n a
+	 * constant, which stages nothing (no tile, no shared memory), each row
+	 * stored where it lies; a thread past the rows leaves the loop */
 	l = launch(c, 0, (int64_t[]){1 << 20, 3});
 	te = &c->module.entries[l.entry];
 	ck_assert_str_eq(te->symbol, "test_k0_tile1n3");
-	ck_assert(te->direct && !te->onevec);
+	ck_assert(te->direct && te->unstaged);
 	ck_assert_int_eq(te->rowlen, 3);
 	ck_assert(strstr(te->text, "const long long fz_n = 3; // dim_N: this entry's rows are 3 long\n"));
-	ck_assert_int_eq(l.tiles, 256 * 3 * 4 + 32);
+	ck_assert(strstr(te->text, "if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, "
+	                           "done\n\t\t\tbreak;\n"));
+	ck_assert_int_eq(l.tiles, 0);
+	ck_assert_uint_eq(l.smem, 0);
+	for (int a = 0; a < te->nargs; a++)
+		ck_assert_int_ne(te->args[a].kind, CGARG_TILE);
 	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 2}).entry].symbol, "test_k0_tile1n2");
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){1 << 20, 1}).path, CG_PATH_POINTWISE); /* rows of one element */
 	/* and up to tile_kmax chunks: 13 takes the twin of the class of 4 */
@@ -678,14 +700,14 @@ START_TEST(row_schedules_by_length)
 	l = launch(c, 0, (int64_t[]){1 << 20, 4});
 	te = &c->module.entries[l.entry];
 	ck_assert_str_eq(te->symbol, "test_k0_tile1n4");
-	ck_assert(te->direct && te->onevec);
+	ck_assert(te->direct && te->unstaged);
 	ck_assert_int_eq(te->rowlen, 4);
 	ck_assert_uint_eq(l.block[1], 256);
 	ck_assert_int_eq(l.tiles, 0);
 	ck_assert_uint_eq(l.smem, 0);
 	for (int a = 0; a < te->nargs; a++)
 		ck_assert_int_ne(te->args[a].kind, CGARG_TILE);
-	ck_assert(strstr(te->text, "float *fz_tr1 = out_y + (fz_act ? fz_row : 0) * fz_n;") &&
+	ck_assert(strstr(te->text, "float *fz_tr1 = out_y + fz_row * fz_n;") &&
 	          strstr(te->text, "fz_tst(fz_tr1, j0, fz_ei, v5);") && strstr(te->text, "fz_gld(l0[k], fz_tr0, j0, fz_ei);"));
 	ck_assert(!strstr(te->text, "fz_smem") && !strstr(te->text, "fz_tout") && !strstr(te->text, "__syncwarp"));
 	/* a multiple of 4 of 4 chunks or more: the register path's aligned
@@ -1103,7 +1125,9 @@ START_TEST(tile_entries)
 			 * reduces by shuffles */
 			bool direct = t->symbol[strlen(t->symbol) - 1] == 'd' || t->rowlen > 0;
 			ck_assert_int_eq(t->direct, direct);
-			ck_assert_int_eq(t->onevec, t->rowlen == m->kinfo[t->kernel].vec);
+			ck_assert_int_eq(t->unstaged, t->rowlen > 0 && (t->rowlen <= CG_TILE_UNSTAGED_MAX ||
+			                                                t->rowlen == m->kinfo[t->kernel].vec));
+			ck_assert_int_eq(strstr(t->text, "fz_tout_warp") != NULL, direct && !t->unstaged);
 			ck_assert(t->rowlen == 0 || t->K == 1);
 			ck_assert(direct || t->K == m->kinfo[t->kernel].tile_kmax);
 			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !direct);
