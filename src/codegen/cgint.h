@@ -42,8 +42,15 @@ enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
  * CG_TILE_FILL threads an SM, as many as when that rule was measured with
  * blocks of 256 (launch.c's tile_rules). The entries of one row length
  * stage nothing up to CG_TILE_UNSTAGED_MAX elements (row_tile.c's
- * row_tile_unstaged). */
-enum { CG_TILE_THREADS = 64, CG_TILE_THREADS_DIRECT = 256, CG_TILE_FILL = 256, CG_TILE_UNSTAGED_MAX = 6 };
+ * row_tile_unstaged), and where the rows are many and shorter than V, up to
+ * CG_TILE_PAIR_MAX, take two a thread (their `_tile1n<L>x2` twins). */
+enum {
+	CG_TILE_THREADS = 64,
+	CG_TILE_THREADS_DIRECT = 256,
+	CG_TILE_FILL = 256,
+	CG_TILE_UNSTAGED_MAX = 6,
+	CG_TILE_PAIR_MAX = 5
+};
 static inline int cg_tile_threads(bool direct) { return direct ? CG_TILE_THREADS_DIRECT : CG_TILE_THREADS; }
 /* The register path's entries that hold column operands (CgKernelInfo.reg_hold)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most

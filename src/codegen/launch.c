@@ -195,6 +195,7 @@ typedef struct Choice {
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
 	int rowlen;                /* TILE: a thread a row of one chunk: n, its entry's constant */
+	int rpt;                   /* TILE, rowlen: rows a thread (the entry's) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
@@ -209,7 +210,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 		const CgEntry *en = &m->entries[e];
 		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked && en->hold == ch->hold
 		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
-		                                         && en->rowlen == ch->rowlen
+		                                         && en->rowlen == ch->rowlen && en->rpt == ch->rpt
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
 		                                   : true;
 		if (en->path == path && cls)
@@ -514,7 +515,19 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * 6.1 (one block). Not aligned rows (softmax f32 1000x8 2.1 -> 4.0, bf16
  * 10000x16 2.5 -> 6.0, whose register path holds no dead chunk), nor rows
  * of several threads (softmax f32 3000x31 3.6 -> 6.3, f16 2000x50 3.7 ->
- * 3.0, layernorm f32 5000x61 5.8 -> 4.4). */
+ * 3.0, layernorm f32 5000x61 5.8 -> 4.4).
+ * Many rows of one chunk, shorter than V, up to CG_TILE_PAIR_MAX elements,
+ * take two a thread (their `x2` entries: both rows' loads in flight at
+ * once, the grid half as long). Measured on the H200 (bench/replay_ab.py,
+ * a row a thread -> two, every entry that stages nothing, us): softmax f16
+ * 8388608x2 36.2 -> 32.7, 5592405x3 29.9 -> 27.8, 4194304x4 25.9 -> 24.1,
+ * 3355443x5 26.0 -> 24.4, bf16 3355443x5 25.6 -> 24.0, f32 4194304x2 21.6
+ * -> 20.9, layernorm f32 2796202x3 22.3 -> 21.4, rmsnorm f32 4194304x2
+ * 21.8 -> 21.0 (0.90-0.97x; softmax f32 2796202x3 1.00x); but rows of 6
+ * (softmax f16 26.8 -> 28.1, log_softmax bf16 24.6 -> 27.7), of one vector
+ * (rmsnorm bf16 2097152x8 19.3 -> 20.5, softmax f32 2097152x4 18.5 ->
+ * 18.9) and few rows (softmax f32 3000x3 1.7 -> 2.1, f16 20000x5 2.0 ->
+ * 2.5: half the threads) lost. */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -528,8 +541,10 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	bool few = z->rows * G < z->sms * CG_TILE_FILL;
 	if (G > 32 || (few && (G > 1 || aligned)))
 		return false;
-	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R),
-	               .rowlen = K == 1 && G == 1 ? (int)z->n : 0, .rule = few ? CG_RULE_TILE_FEW : CG_RULE_TILE};
+	int rowlen = K == 1 && G == 1 ? (int)z->n : 0;
+	int rpt = rowlen && !few && rowlen <= CG_TILE_PAIR_MAX && rowlen < ki->vec ? 2 : 1;
+	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R * rpt),
+	               .rowlen = rowlen, .rpt = rpt, .rule = few ? CG_RULE_TILE_FEW : CG_RULE_TILE};
 	return true;
 }
 
@@ -651,7 +666,7 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
 	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .hold = f->hold, .stream = f->stream,
 	             .K = f->K, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
-	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid,
+	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid, .rpt = 1,
 	             .rule = CG_RULE_FORCED};
 	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
 	int bound = f->hold ? CG_HOLD_THREADS : ki->max_threads;
@@ -752,9 +767,12 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen for rows too few to fill the device and long enough to share, or too long for one block's "
 		       "shared memory.";
 	case CG_PATH_TILE:
-		if (e->rowlen)
-			return arena_printf(a, "Chosen for %s rows of %d element%s, a thread a row.",
-			                    e->rowlen < V ? "many or few" : "many", e->rowlen, e->rowlen == 1 ? "" : "s");
+		if (e->rowlen) { /* launch.c's tile_rules: which rows take which of a length's entries */
+			bool twin = e->rowlen <= CG_TILE_PAIR_MAX && e->rowlen < V;
+			const char *rows = e->rpt > 1 || e->rowlen == V ? "many" : twin ? "few" : "many or few";
+			return arena_printf(a, "Chosen for %s rows of %d element%s, %s.", rows, e->rowlen,
+			                    e->rowlen == 1 ? "" : "s", e->rpt > 1 ? "two a thread" : "a thread a row");
+		}
 		if (e->direct)
 			return arena_printf(a, "Chosen for rows of more than %d and at most %d elements, a thread a row (%d "
 			                       "chunks of %d): many, or few not a multiple of %d; of a multiple of %d, only those "

@@ -27,8 +27,9 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 	else if (e->rowlen)
 		sb_printf(sb, "%s = %lld is shorter than a vector of %d", N, n, V);
 	if (e->unstaged)
-		sb_puts(sb, ": the entry of that length, a thread a row, which reads and writes it where it lies, nothing "
-		            "staged");
+		sb_printf(sb, ": the entry of that length, %s, which reads and writes it where it lies, nothing staged",
+		          e->rpt > 1 ? "two rows a thread (a block's rows apart: both rows' loads in flight at once)"
+		                     : "a thread a row");
 	else if (e->rowlen)
 		sb_puts(sb, ": the entry of that length, a thread a row, which reads its row from global memory, a warp's 32 "
 		            "rows' outputs staged through shared memory");

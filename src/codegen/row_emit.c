@@ -361,11 +361,21 @@ static void emit_shift(RowK *R, CgW *w, CgW *next)
  * that stages nothing it leaves, and the bounds are the rows' own. */
 static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 {
-	cw_open(w, "for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
-	           "(long long)gridDim.x * blockDim.y)");
+	bool unstaged = row_tile_unstaged(R), pairs = unstaged && R->rpt > 1;
+	if (pairs) { /* R->rpt rows a thread, a block's rows apart: both rows' loads in flight at once */
+		cw_open(w, "for (long long fz_rbs = (long long)blockIdx.x * blockDim.y * %d; fz_rbs < fz_rows; fz_rbs += "
+		           "(long long)gridDim.x * blockDim.y * %d)", R->rpt, R->rpt);
+		cw_unroll(w);
+		cw_open(w, "for (int fz_p = 0; fz_p < %d; fz_p++)", R->rpt);
+		cw_line(w, "const long long fz_rb = fz_rbs + (long long)fz_p * blockDim.y;");
+	} else {
+		cw_open(w, "for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
+		           "(long long)gridDim.x * blockDim.y)");
+	}
 	cw_line(w, "const long long fz_row = fz_rb + threadIdx.y;");
-	if (row_tile_unstaged(R)) { /* no barrier, no shuffle: a thread past the rows has nothing to do */
-		cw_line(w, "if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, done");
+	if (unstaged) { /* no barrier, no shuffle: a thread past the rows has nothing to do */
+		cw_line(w, "if (fz_row >= fz_rows) // %s, nothing staged or shared: past the rows, done",
+		        pairs ? "a thread's rows" : "a thread a row");
 		cw_line(w, "	break;");
 		cw_line(w, "const bool fz_act = true; // and every bound below the row's constant length");
 	} else {
@@ -380,6 +390,8 @@ static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 	if (R->path->row_tail)
 		R->path->row_tail(R, w);
 	cw_close(w);
+	if (pairs)
+		cw_close(w);
 }
 
 /* The body of the row loop: the passes and the per-row outputs. */
@@ -461,7 +473,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
-	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d", R->rowlen)
+	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d%s", R->rowlen, R->rpt > 1 ? "x2" : "")
 	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
@@ -471,6 +483,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
 	c->m->entries[c->m->nentries - 1].rowlen = row_tile_direct(R) ? R->rowlen : 0;
+	c->m->entries[c->m->nentries - 1].rpt = row_tile_direct(R) && R->rowlen ? R->rpt : 1;
 	c->m->entries[c->m->nentries - 1].unstaged = row_tile_unstaged(R);
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
@@ -566,13 +579,16 @@ static int cache_width(const struct CgKernelInfo *ki)
  * constant L (`_tile1n<L>`, compiled on first use): L from 2 to V where the
  * kernel's length is a symbol (1 is the rows of one element's, cg_rows_of_one),
  * else the literal's alone. Up to CG_TILE_UNSTAGED_MAX and at L = V (one
- * vector) it stages nothing (row_tile.c's row_tile_unstaged). With the length a run-time value every row paid its tests
- * and its dead lanes' math. Measured on the H200 (bench/replay_ab.py, one
- * `_tile1d` -> these, us): softmax f16 4194304x4 55.8 -> 39.1, layernorm
- * f16 5592405x3 87.7 -> 50.5, softmax bf16 2396745x7 35.5 -> 29.9, f32
- * 4194304x2 41.3 -> 32.9, rmsnorm f16 2396745x7 31.6 -> 26.2 (ten lengths
- * of 2 to 7, 0.58-0.94x); rows of one vector 0.92-1.00x
- * (docs/performance.md, "Rows of one chunk: an entry a length"). */
+ * vector) it stages nothing (row_tile.c's row_tile_unstaged); below V, up
+ * to CG_TILE_PAIR_MAX, it has a twin of two rows a thread (`x2`, for many
+ * rows: launch.c's tile_rules). With the length a run-time value every row
+ * paid its tests and its dead lanes' math. Measured on the H200
+ * (bench/replay_ab.py, one `_tile1d` -> these, us): softmax f16 4194304x4
+ * 55.8 -> 39.1, layernorm f16 5592405x3 87.7 -> 50.5, softmax bf16
+ * 2396745x7 35.5 -> 29.9, f32 4194304x2 41.3 -> 32.9, rmsnorm f16
+ * 2396745x7 31.6 -> 26.2 (ten lengths of 2 to 7, 0.58-0.94x); rows of one
+ * vector 0.92-1.00x (docs/performance.md, "Rows of one chunk: an entry a
+ * length"). */
 static bool emit_lengths(RowK *R, const RowPath *rp)
 {
 	Dim N = R->k->domain[R->k->rank - 1];
@@ -583,9 +599,11 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 	R->direct = true;
 	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
 		R->rowlen = L;
-		ok = emit_entry(R, rp);
+		for (R->rpt = 1; ok && R->rpt <= (L <= CG_TILE_PAIR_MAX && L < R->vec ? 2 : 1); R->rpt++)
+			ok = emit_entry(R, rp);
 	}
 	R->rowlen = 0;
+	R->rpt = 1;
 	return ok;
 }
 

@@ -111,9 +111,9 @@ static int tile_args(RowK *R, CgArg *args)
 static const char *tile_describe(RowK *R)
 {
 	if (row_tile_unstaged(R))
-		return arena_printf(R->c->a, "rows of %d elements, a thread a row: its inputs and outputs read and written "
-		                    "where they are, nothing staged; each row in registers, 1 chunk of %d elements",
-		                    R->rowlen, R->vec);
+		return arena_printf(R->c->a, "rows of %d elements, %s: its inputs and outputs read and written where they "
+		                    "are, nothing staged; each row in registers, 1 chunk of %d elements", R->rowlen,
+		                    R->rpt > 1 ? "two rows a thread, a block's rows apart" : "a thread a row", R->vec);
 	if (row_tile_direct(R))
 		return arena_printf(R->c->a, "short rows, a thread a row: its inputs read straight from global memory, its "
 		                    "outputs staged through shared memory a warp's rows at a time; each row in registers, "

@@ -101,6 +101,7 @@ struct RowK {
 	int q;                  /* the pass being written (P: the epilogue) */
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
 	int rowlen;             /* TILE: direct, one chunk: its rows' length, a constant (0: any) */
+	int rpt;                /* TILE, rowlen: rows a thread (2: a pair, a block's rows apart; else 1) */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */

@@ -230,14 +230,15 @@ START_TEST(entries_and_arguments)
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
 	/* the pointwise entry; reg4 and its masked class, the tile's classes
-	 * of a thread a row (one chunk: an entry a row length, 2 to 4; then d)
-	 * and its class of groups (the paths in registers), row, split (the
-	 * cached ones), split rows without a cache and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 12);
-	static const char *names[] = {"test_k0_pw",      "test_k1_reg4",    "test_k1_reg4m",  "test_k1_tile1n2",
-	                              "test_k1_tile1n3", "test_k1_tile1n4", "test_k1_tile2d", "test_k1_tile4",
-	                              "test_k1_tile4d",  "test_k1_row",     "test_k1_split",  "test_k1_stream",
-	                              "test_k1_one"};
+	 * of a thread a row (one chunk: an entry a row length, 2 to 4, below V
+	 * with its twin of two rows a thread; then d) and its class of groups
+	 * (the paths in registers), row, split (the cached ones), split rows
+	 * without a cache and rows of one element */
+	ck_assert_int_eq(m->nentries, 1 + 14);
+	static const char *names[] = {"test_k0_pw",        "test_k1_reg4",      "test_k1_reg4m",   "test_k1_tile1n2",
+	                              "test_k1_tile1n2x2", "test_k1_tile1n3",   "test_k1_tile1n3x2", "test_k1_tile1n4",
+	                              "test_k1_tile2d",    "test_k1_tile4",     "test_k1_tile4d",  "test_k1_row",
+	                              "test_k1_split",     "test_k1_stream",    "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -317,11 +318,11 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the ten entries (the register path's two classes, the
-	 * general loop, split rows, the six entries of staged rows); split
+	 * each of the twelve entries (the register path's two classes, the
+	 * general loop, split rows, the eight entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 55);
+	ck_assert_int_eq(lines, 63);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -636,8 +637,12 @@ START_TEST(row_schedules_by_length)
 	 * the register path, whose thread holds no dead chunk */
 	l = launch(c, 0, (int64_t[]){3000, 3});
 	ck_assert_int_eq(l.rule, CG_RULE_TILE_FEW);
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile1n3");
+	te = &c->module.entries[l.entry];
+	ck_assert_str_eq(te->symbol, "test_k0_tile1n3"); /* a row a thread: as many threads as rows */
+	ck_assert_int_eq(te->rpt, 1);
 	ck_assert_uint_eq(l.grid[0], 12);
+	ck_assert(strstr(te->text, "if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, "
+	                           "done\n\t\t\tbreak;\n"));
 	l = launch(c, 0, (int64_t[]){1, 7});
 	ck_assert_int_eq(l.rule, CG_RULE_TILE_FEW);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2d");
@@ -664,22 +669,27 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(ntile, 1);
 	ck_assert_int_eq(te->args[te->nargs - 1].kind, CGARG_TILE); /* y's, first in the layout */
 	ck_assert_int_eq(cg_launch_arg(&c->module, 0, &l, &te->args[te->nargs - 1]), 0);
-	/* shorter than a vector: the entry of that length, its fz_n a
+	/* shorter than a vector, many: the entry of that length, its fz_n a
 	 * constant, which stages nothing (no tile, no shared memory), each row
-	 * stored where it lies; a thread past the rows leaves the loop */
+	 * stored where it lies, two rows a thread a block's rows apart (the
+	 * grid half as long); a thread past the rows leaves the loop */
 	l = launch(c, 0, (int64_t[]){1 << 20, 3});
 	te = &c->module.entries[l.entry];
-	ck_assert_str_eq(te->symbol, "test_k0_tile1n3");
+	ck_assert_str_eq(te->symbol, "test_k0_tile1n3x2");
 	ck_assert(te->direct && te->unstaged);
 	ck_assert_int_eq(te->rowlen, 3);
+	ck_assert_int_eq(te->rpt, 2);
+	ck_assert_uint_eq(l.grid[0], (1 << 20) / 512);
 	ck_assert(strstr(te->text, "const long long fz_n = 3; // dim_N: this entry's rows are 3 long\n"));
-	ck_assert(strstr(te->text, "if (fz_row >= fz_rows) // a thread a row, nothing staged or shared: past the rows, "
-	                           "done\n\t\t\tbreak;\n"));
+	ck_assert(strstr(te->text, "for (int fz_p = 0; fz_p < 2; fz_p++) {\n\t\t\tconst long long fz_rb = fz_rbs + "
+	                           "(long long)fz_p * blockDim.y;\n"));
+	ck_assert(strstr(te->text, "if (fz_row >= fz_rows) // a thread's rows, nothing staged or shared: past the rows, "
+	                           "done\n\t\t\t\tbreak;\n"));
 	ck_assert_int_eq(l.tiles, 0);
 	ck_assert_uint_eq(l.smem, 0);
 	for (int a = 0; a < te->nargs; a++)
 		ck_assert_int_ne(te->args[a].kind, CGARG_TILE);
-	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 2}).entry].symbol, "test_k0_tile1n2");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 2}).entry].symbol, "test_k0_tile1n2x2");
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){1 << 20, 1}).path, CG_PATH_POINTWISE); /* rows of one element */
 	/* and up to tile_kmax chunks: 13 takes the twin of the class of 4 */
 	l = launch(c, 0, (int64_t[]){1 << 20, 13});
@@ -1096,13 +1106,16 @@ END_TEST
 START_TEST(tile_entries)
 {
 	static const struct {
-		const char *ty, *bounds[10];
+		const char *ty, *bounds[14];
 	} cases[] = {
-	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n3(",
+	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n2x2(",
+	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile2d(",
 	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
-	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1n2(", "__launch_bounds__(256, 5) test_k0_tile1n3(",
-	             "__launch_bounds__(256, 5) test_k0_tile1n4(", "__launch_bounds__(256, 5) test_k0_tile1n5(",
+	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1n2(", "__launch_bounds__(256, 5) test_k0_tile1n2x2(",
+	             "__launch_bounds__(256, 5) test_k0_tile1n3(", "__launch_bounds__(256, 5) test_k0_tile1n3x2(",
+	             "__launch_bounds__(256, 5) test_k0_tile1n4(", "__launch_bounds__(256, 5) test_k0_tile1n4x2(",
+	             "__launch_bounds__(256, 5) test_k0_tile1n5(", "__launch_bounds__(256, 5) test_k0_tile1n5x2(",
 	             "__launch_bounds__(256, 5) test_k0_tile1n6(", "__launch_bounds__(256, 5) test_k0_tile1n7(",
 	             "__launch_bounds__(256, 5) test_k0_tile1n8(", "__launch_bounds__(64, 20) test_k0_tile2(",
 	             "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
@@ -1129,6 +1142,8 @@ START_TEST(tile_entries)
 			                                                t->rowlen == m->kinfo[t->kernel].vec));
 			ck_assert_int_eq(strstr(t->text, "fz_tout_warp") != NULL, direct && !t->unstaged);
 			ck_assert(t->rowlen == 0 || t->K == 1);
+			ck_assert_int_eq(t->rpt, t->rowlen && t->rowlen <= CG_TILE_PAIR_MAX && t->rowlen < m->kinfo[t->kernel].vec &&
+			                         strstr(t->symbol, "x2") ? 2 : 1);
 			ck_assert(direct || t->K == m->kinfo[t->kernel].tile_kmax);
 			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !direct);
 			ck_assert_int_eq(strstr(t->text, "fz_ji = 0, fz_stepi = ") != NULL, direct);
@@ -1138,23 +1153,25 @@ START_TEST(tile_entries)
 			ck_assert_ptr_nonnull(strstr(t->text, direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
 			                                              : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
 		}
-		ck_assert_int_eq(ntiles, i == 0 ? 6 : 9);
+		ck_assert_int_eq(ntiles, i == 0 ? 8 : 13);
 		const CgEntry *r = entry_of(c, CG_PATH_REG, false);
 		ck_assert_int_eq(r->static_smem, CG_RED_WORDS * 8);
 		pipe_free(c);
 	}
-	/* a literal row length: the entry of that length alone (a symbol's
-	 * lengths are the launch's to choose) */
+	/* a literal row length: the entries of that length alone, a row and
+	 * two rows a thread (a symbol's lengths are the launch's to choose) */
 	{
 		Compilation *c = compile_mode("in x: f32[B, 3]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+		static const char *lens[] = {"test_k0_tile1n3", "test_k0_tile1n3x2"};
 		int nlen = 0;
 		for (int e = 0; e < c->module.nentries; e++)
 			if (c->module.entries[e].rowlen) {
-				ck_assert_str_eq(c->module.entries[e].symbol, "test_k0_tile1n3");
-				nlen++;
+				ck_assert_int_lt(nlen, 2);
+				ck_assert_str_eq(c->module.entries[e].symbol, lens[nlen++]);
 			}
-		ck_assert_int_eq(nlen, 1);
-		ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 3}).entry].symbol, "test_k0_tile1n3");
+		ck_assert_int_eq(nlen, 2);
+		ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 3}).entry].symbol, "test_k0_tile1n3x2");
+		ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1000, 3}).entry].symbol, "test_k0_tile1n3");
 		pipe_free(c);
 	}
 	/* kernels the bounds were not measured on, which spill under them
