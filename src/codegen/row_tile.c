@@ -81,9 +81,9 @@ bool row_tile_direct(const RowK *R)
  * 2796202x3, no per-element outputs, 16.3 -> 14.9 from the constant bounds
  * alone. At 7 halves the warp's seven element stores, each across all its
  * rows' sectors, lost: softmax f16 2396745x7 29.9 -> 42.5, rmsnorm bf16
- * 26.1 -> 43.9, layernorm f16 32.5 -> 36.1; those stay staged. Rows of two chunks stored so were
- * mixed in a hand-written kernel: softmax f16 1048576x16 28.6 -> 26.2, f32
- * 1048576x8 20.5 -> 24.5. */
+ * 26.1 -> 43.9, layernorm f16 32.5 -> 36.1; those stay staged. Rows of two
+ * chunks stored so were mixed in a hand-written kernel: softmax f16
+ * 1048576x16 28.6 -> 26.2, f32 1048576x8 20.5 -> 24.5. */
 bool row_tile_unstaged(const RowK *R)
 {
 	return row_tile_direct(R) && R->rowlen > 0 && (R->rowlen <= CG_TILE_UNSTAGED_MAX || R->rowlen == R->vec);
@@ -114,6 +114,10 @@ static const char *tile_describe(RowK *R)
 		return arena_printf(R->c->a, "rows of %d elements, %s: its inputs and outputs read and written where they "
 		                    "are, nothing staged; each row in registers, 1 chunk of %d elements", R->rowlen,
 		                    R->rpt > 1 ? "two rows a thread, a block's rows apart" : "a thread a row", R->vec);
+	if (R->rowlen)
+		return arena_printf(R->c->a, "rows of %d elements, a thread a row: its inputs read straight from global "
+		                    "memory, its outputs staged through shared memory a warp's rows at a time; each row in "
+		                    "registers, 1 chunk of %d elements", R->rowlen, R->vec);
 	if (row_tile_direct(R))
 		return arena_printf(R->c->a, "short rows, a thread a row: its inputs read straight from global memory, its "
 		                    "outputs staged through shared memory a warp's rows at a time; each row in registers, "
