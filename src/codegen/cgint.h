@@ -52,6 +52,13 @@ enum {
 	CG_TILE_PAIR_MAX = 5
 };
 static inline int cg_tile_threads(bool direct) { return direct ? CG_TILE_THREADS_DIRECT : CG_TILE_THREADS; }
+/* Has the entry of rows of `rowlen` (of a kernel of chunks of `vec`) a twin of
+ * two rows a thread? Its one rule, for the entries written (row_emit.c's
+ * emit_lengths), the launch's choice and its words (launch.c). */
+static inline bool cg_tile_paired(int rowlen, int vec)
+{
+	return rowlen >= 2 && rowlen <= CG_TILE_PAIR_MAX && rowlen < vec;
+}
 /* The register path's entries that hold column operands (CgKernelInfo.reg_hold)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most
  * CG_HOLD_MAX of them. */

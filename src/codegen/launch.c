@@ -542,7 +542,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	if (G > 32 || (few && (G > 1 || aligned)))
 		return false;
 	int rowlen = K == 1 && G == 1 ? (int)z->n : 0;
-	int rpt = rowlen && !few && rowlen <= CG_TILE_PAIR_MAX && rowlen < ki->vec ? 2 : 1;
+	int rpt = !few && cg_tile_paired(rowlen, ki->vec) ? 2 : 1;
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R * rpt),
 	               .rowlen = rowlen, .rpt = rpt, .rule = few ? CG_RULE_TILE_FEW : CG_RULE_TILE};
 	return true;
@@ -768,8 +768,9 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		       "shared memory.";
 	case CG_PATH_TILE:
 		if (e->rowlen) { /* launch.c's tile_rules: which rows take which of a length's entries */
-			bool twin = e->rowlen <= CG_TILE_PAIR_MAX && e->rowlen < V;
-			const char *rows = e->rpt > 1 || e->rowlen == V ? "many" : twin ? "few" : "many or few";
+			const char *rows = e->rpt > 1 || e->rowlen == V ? "many"
+			                   : cg_tile_paired(e->rowlen, V) ? "few"
+			                                                  : "many or few";
 			return arena_printf(a, "Chosen for %s rows of %d element%s, %s.", rows, e->rowlen,
 			                    e->rowlen == 1 ? "" : "s", e->rpt > 1 ? "two a thread" : "a thread a row");
 		}

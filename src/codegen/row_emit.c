@@ -599,7 +599,7 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 	R->direct = true;
 	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
 		R->rowlen = L;
-		for (R->rpt = 1; ok && R->rpt <= (L <= CG_TILE_PAIR_MAX && L < R->vec ? 2 : 1); R->rpt++)
+		for (R->rpt = 1; ok && R->rpt <= (cg_tile_paired(L, R->vec) ? 2 : 1); R->rpt++)
 			ok = emit_entry(R, rp);
 	}
 	R->rowlen = 0;
