@@ -448,11 +448,18 @@ static bool tile_light(const RowK *R, int bytes)
  * of tile_kmax chunks keep the thread bound: bound to 5 or 4 blocks (with
  * fz_mk's bits, which lost alone too) softmax f32 66053x127 took 30.6 ->
  * 31.6 or 31.9 us, 700001x13 33.7 -> 35.4 or 35.7 (the bound without the
- * bits was not timed there; docs/performance.md, "Staged rows"). */
+ * bits was not timed there; docs/performance.md, "Staged rows"). The
+ * halves' entries that stage nothing (row_tile_unstaged) are bound to 8
+ * blocks, 32 registers: their loads whole since, rmsnorm bf16 2097152x8's
+ * took 35 registers (6 blocks an SM) and lost to the element loads, 19.3 ->
+ * 20.4 us; bound, 19.3 (H200, bench/replay_ab.py), and layernorm f16
+ * 3355443x5 30.5 -> 28.3, rmsnorm bf16 3355443x5 25.9 -> 24.8, layernorm
+ * bf16 2796202x6 31.6 -> 30.2, layernorm f16 2097152x8 (16 bytes of spill)
+ * 22.4 -> 23.0. */
 static int tile_threads(const RowK *R)
 {
 	if (R->vec >= 8)
-		return tile_light(R, 2) ? 5 * 256 : 0;
+		return tile_light(R, 2) ? (row_tile_unstaged(R) ? 8 : 5) * 256 : 0;
 	return R->vec == 4 && R->K < R->c->info->tile_kmax && tile_light(R, 4) ? 8 * 256 : 0;
 }
 

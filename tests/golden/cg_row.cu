@@ -827,11 +827,13 @@ template <class S, int V> __device__ __forceinline__ bool fz_rowvec(const S *p, 
 // thread a row: its loads of a warp's 32 rows meet in the L1, as Triton's
 // pointwise reductions do); the others are 0, masked by the row's reductions
 // and stores. One vector where fz_rowvec says so: element loads were 4 to 8
-// times the instructions of the register path's vectors.
+// times the instructions of the register path's vectors. The vector is copied
+// out before it is unpacked: read in place, NVVM loaded it element by element.
 template <class C, class S, int V> __device__ __forceinline__ void fz_gld(C (&o)[V], const S *__restrict__ p, int j0, int n)
 {
 	if (fz_rowvec<S, V>(p, j0, n)) {
-		fz_unpack(o, *reinterpret_cast<const fz_vec<S, V> *>(p + j0));
+		const fz_vec<S, V> v = *reinterpret_cast<const fz_vec<S, V> *>(p + j0);
+		fz_unpack(o, v);
 		return;
 	}
 #pragma unroll

@@ -1100,9 +1100,10 @@ END_TEST
  * shared memory), but in the classes of f32 rows below tile_kmax chunks (a
  * thread a row), which keep fz_reduce's call; their register bounds
  * (tile_threads): 5 blocks of 256 an SM for halves (20 of 64 where several
- * threads take a row), 8 for those f32 classes, the kernel's thread bound
- * alone for f32 rows of tile_kmax chunks. A thread a row of one chunk: an
- * entry a row length (2 to V: 3 in f32, 7 in halves). */
+ * threads take a row; 8 in the entries that stage nothing), 8 for those f32
+ * classes, the kernel's thread bound alone for f32 rows of tile_kmax
+ * chunks. A thread a row of one chunk: an entry a row length (2 to V: 3 in
+ * f32, 7 in halves). */
 START_TEST(tile_entries)
 {
 	static const struct {
@@ -1112,12 +1113,12 @@ START_TEST(tile_entries)
 	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile2d(",
 	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
-	    {"f16", {"__launch_bounds__(256, 5) test_k0_tile1n2(", "__launch_bounds__(256, 5) test_k0_tile1n2x2(",
-	             "__launch_bounds__(256, 5) test_k0_tile1n3(", "__launch_bounds__(256, 5) test_k0_tile1n3x2(",
-	             "__launch_bounds__(256, 5) test_k0_tile1n4(", "__launch_bounds__(256, 5) test_k0_tile1n4x2(",
-	             "__launch_bounds__(256, 5) test_k0_tile1n5(", "__launch_bounds__(256, 5) test_k0_tile1n5x2(",
-	             "__launch_bounds__(256, 5) test_k0_tile1n6(", "__launch_bounds__(256, 5) test_k0_tile1n7(",
-	             "__launch_bounds__(256, 5) test_k0_tile1n8(", "__launch_bounds__(64, 20) test_k0_tile2(",
+	    {"f16", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n2x2(",
+	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
+	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile1n4x2(",
+	             "__launch_bounds__(256, 8) test_k0_tile1n5(", "__launch_bounds__(256, 8) test_k0_tile1n5x2(",
+	             "__launch_bounds__(256, 8) test_k0_tile1n6(", "__launch_bounds__(256, 5) test_k0_tile1n7(",
+	             "__launch_bounds__(256, 8) test_k0_tile1n8(", "__launch_bounds__(64, 20) test_k0_tile2(",
 	             "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
 	};
 	for (int i = 0; i < 2; i++) {
