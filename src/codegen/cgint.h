@@ -321,6 +321,12 @@ int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t 
 bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool unstaged, int t);
 /* Has the kernel per-element outputs of the rows' layout (tiles not inputs)? */
 bool cg_tile_outputs(const struct CgKernelInfo *ki);
+/* Does a thread of the entry of rows of `rowlen`, `rpt` rows a thread, take
+ * adjacent rows and move each stream's span of them as whole vectors (its
+ * bytes a power of two up to 16, or a multiple of 16)? Rows of 2 elements
+ * only, as measured (row_tile.c's row_tile_span); else a thread's rows are a
+ * block's rows apart (row_emit.c's emit_row_loop). */
+bool cg_tile_span(const struct CgKernelInfo *ki, int rowlen, int rpt);
 
 /* ---- pointwise.c, row_emit.c ---------------------------------------------- */
 

@@ -113,6 +113,18 @@ bool cg_tile_outputs(const struct CgKernelInfo *ki)
 	return false;
 }
 
+bool cg_tile_span(const struct CgKernelInfo *ki, int rowlen, int rpt)
+{
+	if (rpt < 2 || rowlen != 2)
+		return false;
+	for (int t = 0; t < ki->ntiles; t++) {
+		int b = rpt * rowlen * ki->tile_bytes[t];
+		if (b % 16 != 0 && (b > 16 || (b & (b - 1)) != 0))
+			return false;
+	}
+	return true;
+}
+
 /* Bytes of tile t of a block of R rows of n that entry e stages (TILE): it
  * holds the rows' span from its alignment boundary (up to V - 1 elements
  * before it), and fz_tld reads whole chunks, up to V - 1 elements past the

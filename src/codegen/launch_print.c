@@ -28,8 +28,10 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 		sb_printf(sb, "%s = %lld is shorter than a vector of %d", N, n, V);
 	if (e->unstaged)
 		sb_printf(sb, ": the entry of that length, %s, which reads and writes it where it lies, nothing staged",
-		          e->rpt > 1 ? "two rows a thread (a block's rows apart: both rows' loads in flight at once)"
-		                     : "a thread a row");
+		          cg_tile_span(&m->kinfo[k], e->rowlen, e->rpt)
+		              ? "two adjacent rows a thread (both rows of each stream moved as one vector)"
+		          : e->rpt > 1 ? "two rows a thread (a block's rows apart: both rows' loads in flight at once)"
+		                       : "a thread a row");
 	else if (e->rowlen)
 		sb_puts(sb, ": the entry of that length, a thread a row, which reads its row from global memory, a warp's 32 "
 		            "rows' outputs staged through shared memory");

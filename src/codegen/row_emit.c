@@ -361,18 +361,25 @@ static void emit_shift(RowK *R, CgW *w, CgW *next)
  * that stages nothing it leaves, and the bounds are the rows' own. */
 static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 {
-	bool unstaged = row_tile_unstaged(R), pairs = unstaged && R->rpt > 1;
-	if (pairs) { /* R->rpt rows a thread, a block's rows apart: both rows' loads in flight at once */
+	bool unstaged = row_tile_unstaged(R), pairs = unstaged && R->rpt > 1, span = row_tile_span(R);
+	if (pairs) { /* R->rpt rows a thread: both rows' loads in flight at once */
 		cw_open(w, "for (long long fz_rbs = (long long)blockIdx.x * blockDim.y * %d; fz_rbs < fz_rows; fz_rbs += "
 		           "(long long)gridDim.x * blockDim.y * %d)", R->rpt, R->rpt);
+		if (span) { /* adjacent, their spans moved whole */
+			cw_line(w, "const long long fz_rt = fz_rbs + (long long)threadIdx.y * %d; // the thread's rows", R->rpt);
+			cw_line(w, "if (fz_rt >= fz_rows)");
+			cw_line(w, "	break;");
+			row_tile_span_head(R, w);
+		}
 		cw_unroll(w);
 		cw_open(w, "for (int fz_p = 0; fz_p < %d; fz_p++)", R->rpt);
-		cw_line(w, "const long long fz_rb = fz_rbs + (long long)fz_p * blockDim.y;");
+		if (!span)
+			cw_line(w, "const long long fz_rb = fz_rbs + (long long)fz_p * blockDim.y; // a block's rows apart");
 	} else {
 		cw_open(w, "for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += "
 		           "(long long)gridDim.x * blockDim.y)");
 	}
-	cw_line(w, "const long long fz_row = fz_rb + threadIdx.y;");
+	cw_line(w, span ? "const long long fz_row = fz_rt + fz_p;" : "const long long fz_row = fz_rb + threadIdx.y;");
 	if (unstaged) { /* no barrier, no shuffle: a thread past the rows has nothing to do */
 		cw_line(w, "if (fz_row >= fz_rows) // %s, nothing staged or shared: past the rows, done",
 		        pairs ? "a thread's rows" : "a thread a row");
@@ -390,6 +397,8 @@ static void emit_row_loop(RowK *R, CgW *w, const StrBuf *const parts[5])
 	if (R->path->row_tail)
 		R->path->row_tail(R, w);
 	cw_close(w);
+	if (span)
+		row_tile_span_tail(R, w);
 	if (pairs)
 		cw_close(w);
 }

@@ -89,6 +89,51 @@ bool row_tile_unstaged(const RowK *R)
 	return row_tile_direct(R) && R->rowlen > 0 && (R->rowlen <= CG_TILE_UNSTAGED_MAX || R->rowlen == R->vec);
 }
 
+/* Pairs of rows whose spans are whole vectors (cg_tile_span) are a
+ * thread's two adjacent rows, not rows a block apart: each stream's span of
+ * the pair is read before its rows are computed and written after, one
+ * vector (fz_gld, fz_spout), and a row's chunk moves between it and the row's
+ * registers (fz_spld, fz_spst). A warp's access is then one piece of 32
+ * vectors, where rows a block apart took two of 32 elements each. Measured
+ * on the H200 (bench/replay_ab.py, rows a block apart -> adjacent, us):
+ * softmax f32 4194304x2 20.8 -> 19.5, rmsnorm f32 21.2 -> 19.4, layernorm
+ * f32 21.9 -> 20.6, softmax f16 8388608x2 33.1 -> 29.5, layernorm bf16 38.6
+ * -> 31.5, rmsnorm f16 32.1 -> 29.4; logsumexp f32 4194304x2 (no row
+ * outputs) 17.5 -> 17.8. Rows of 4 halves, a span of 16 bytes too, were
+ * mixed (softmax f16 4194304x4 24.1 -> 24.4, layernorm f16 28.0 -> 28.9,
+ * rmsnorm bf16 22.7 -> 21.4), so only rows of 2 take it (cg_tile_span). */
+bool row_tile_span(const RowK *R)
+{
+	return row_tile_unstaged(R) && cg_tile_span(R->c->info, R->rowlen, R->rpt);
+}
+
+/* Before the pair's rows: its elements (fz_spn, fewer where the rows end
+ * inside it) and each stream's span, the inputs' read. */
+void row_tile_span_head(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	const struct CgKernelInfo *ki = c->info;
+	cw_line(w, "const int fz_spn = (fz_rows - fz_rt < %d ? (int)(fz_rows - fz_rt) : %d) * (int)fz_n; // the pair's "
+	           "elements", R->rpt, R->rpt);
+	for (int t = 0; t < ki->ntiles; t++) {
+		int i = ki->tile_param[t];
+		cw_line(w, "%s fz_sp%d[%d]; // %s", cg_compute_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype), i,
+		        R->rpt * R->rowlen, cg_param_name(c, i));
+		if (ki->tile_in[t])
+			cw_line(w, "fz_gld(fz_sp%d, %s + fz_rt * fz_n, 0, fz_spn);", i, cg_param_name(c, i));
+	}
+}
+
+/* After them: the outputs' spans written. */
+void row_tile_span_tail(RowK *R, CgW *w)
+{
+	const struct CgKernelInfo *ki = R->c->info;
+	for (int t = 0; t < ki->ntiles; t++)
+		if (!ki->tile_in[t])
+			cw_line(w, "fz_spout(%s + fz_rt * fz_n, fz_spn, fz_sp%d);", cg_param_name(R->c, ki->tile_param[t]),
+			        ki->tile_param[t]);
+}
+
 /* Is tile t staged (copied through shared memory) by the entry being written? */
 static bool tile_staged(const RowK *R, int t)
 {
@@ -113,7 +158,10 @@ static const char *tile_describe(RowK *R)
 	if (row_tile_unstaged(R))
 		return arena_printf(R->c->a, "rows of %d elements, %s: its inputs and outputs read and written where they "
 		                    "are, nothing staged; each row in registers, 1 chunk of %d elements", R->rowlen,
-		                    R->rpt > 1 ? "two rows a thread, a block's rows apart" : "a thread a row", R->vec);
+		                    row_tile_span(R) ? "two adjacent rows a thread, moved as one span"
+		                    : R->rpt > 1     ? "two rows a thread, a block's rows apart"
+		                                     : "a thread a row",
+		                    R->vec);
 	if (R->rowlen)
 		return arena_printf(R->c->a, "rows of %d elements, a thread a row: its inputs read straight from global "
 		                    "memory, its outputs staged through shared memory a warp's rows at a time; each row in "
@@ -180,13 +228,16 @@ static void tile_direct_head(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const struct CgKernelInfo *ki = c->info;
-	cw_line(w, row_tile_unstaged(R) ? "// a thread a row: its inputs and outputs where they are"
-	                       : "// a thread a row: its inputs read where they are, its outputs staged");
+	cw_line(w, row_tile_span(R)       ? "// a row of the pair: its chunk in the pair's spans"
+	           : row_tile_unstaged(R) ? "// a thread a row: its inputs and outputs where they are"
+	                                  : "// a thread a row: its inputs read where they are, its outputs staged");
 	if (tile_outputs(R)) /* the outputs' span begins there */
 		cw_line(w, "const long long fz_tb = fz_rb * fz_n;");
 	for (int t = 0; t < ki->ntiles; t++) {
 		int i = ki->tile_param[t];
 		const char *name = cg_param_name(c, i);
+		if (row_tile_span(R)) /* the pair's spans: row_tile_span_head */
+			continue;
 		if (row_tile_unstaged(R)) { /* every thread's row is in the tensor (row_emit.c's emit_row_loop) */
 			cw_line(w, "%s%s *%sfz_tr%d = %s + fz_row * fz_n;", ki->tile_in[t] ? "const " : "",
 			        cg_store_type((fz_dtype)c->g->nodes[R->k->params[i].node].dtype),

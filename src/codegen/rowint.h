@@ -101,7 +101,8 @@ struct RowK {
 	int q;                  /* the pass being written (P: the epilogue) */
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
 	int rowlen;             /* TILE: direct, one chunk: its rows' length, a constant (0: any) */
-	int rpt;                /* TILE, rowlen: rows a thread (2: a pair, a block's rows apart; else 1) */
+	int rpt;                /* TILE, rowlen: rows a thread (2: a pair, adjacent or a block's rows apart:
+	                           row_tile_span; else 1) */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
@@ -166,6 +167,11 @@ int row_tile_of(const RowK *R, int i);
 bool row_tile_direct(const RowK *R);
 /* And one of one row length (rowlen), which stages nothing? */
 bool row_tile_unstaged(const RowK *R);
+/* And of two adjacent rows a thread, moved as one span (cg_tile_span)? Its
+ * loop writes the span's head and tail around the pair's rows. */
+bool row_tile_span(const RowK *R);
+void row_tile_span_head(RowK *R, CgW *w);
+void row_tile_span_tail(RowK *R, CgW *w);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
 

@@ -363,6 +363,12 @@ template <class S, int V, bool Stream = false> __device__ __forceinline__ void f
 			             "r"(u.w[2]), "r"(u.w[3]) : "memory");
 		return;
 	}
+	if constexpr (sizeof(fz_vec<S, V>) == 8) { /* a pair's span of 4 halves (fz_spout) */
+		union { fz_vec<S, V> v; unsigned w[2]; } u;
+		u.v = v;
+		asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(u.w[0]), "r"(u.w[1]) : "memory");
+		return;
+	}
 #endif
 	*reinterpret_cast<fz_vec<S, V> *>(p) = v;
 }
@@ -868,6 +874,41 @@ template <class C, class S, int V> __device__ __forceinline__ void fz_tst(S *t, 
 		if (fz_inrow(j0 + u, n))
 			fz_out(t[j0 + u], o[u]);
 }
+// A thread's pair of adjacent rows of L elements, read as one span (fz_gld)
+// and written as one (fz_spout): element j of row p is element p*L+j of the
+// span's registers; a chunk's elements past the row are 0. p and j0 are
+// constants once the loops are unrolled, so these are moves between registers.
+template <int L, class C, int V, int W>
+__device__ __forceinline__ void fz_spld(C (&o)[V], const C (&s)[W], int p, int j0)
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		o[u] = j0 + u < L ? s[p * L + j0 + u] : C(0);
+}
+template <int L, class C, int V, int W>
+__device__ __forceinline__ void fz_spst(C (&s)[W], int p, int j0, const C (&o)[V])
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		if (j0 + u < L)
+			s[p * L + j0 + u] = o[u];
+}
+// The span's n elements back to global memory: one access where whole and
+// aligned, in PTX (fz_stg), which fz_tst's vector store was not here (NVVM
+// split it into its elements).
+template <class C, class S, int W> __device__ __forceinline__ void fz_spout(S *p, int n, const C (&s)[W])
+{
+	if (fz_rowvec<S, W>(p, 0, n)) {
+		fz_vec<S, W> v;
+		fz_pack(v, s);
+		fz_stg<S, W>(p, v);
+		return;
+	}
+#pragma unroll
+	for (int u = 0; u < W; u++)
+		if (u < n)
+			fz_out(p[u], s[u]);
+}
 // A row's group in the TILE path is at most a warp (launch.c's tile_rules):
 // its reductions are shuffles alone, inline, not fz_reduce's call with its
 // branch for groups of warps.
@@ -1364,7 +1405,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
-// cg_row_k0_tile1n2x2: rows of 2 elements, two rows a thread, a block's rows apart: its inputs and outputs read and written where they are, nothing staged; each row in registers, 1 chunk of 4 elements
+// cg_row_k0_tile1n2x2: rows of 2 elements, two adjacent rows a thread, moved as one span: its inputs and outputs read and written where they are, nothing staged; each row in registers, 1 chunk of 4 elements
 // Chosen for many rows of 2 elements, two a thread.
 extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 	const float *__restrict__ in_x,
@@ -1380,18 +1421,22 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 	const float t2 = fz_in(in_eps);
 	const int fz_ji = 0, fz_stepi = 4; // a thread a row (blockDim.x is 1)
 	for (long long fz_rbs = (long long)blockIdx.x * blockDim.y * 2; fz_rbs < fz_rows; fz_rbs += (long long)gridDim.x * blockDim.y * 2) {
+		const long long fz_rt = fz_rbs + (long long)threadIdx.y * 2; // the thread's rows
+		if (fz_rt >= fz_rows)
+			break;
+		const int fz_spn = (fz_rows - fz_rt < 2 ? (int)(fz_rows - fz_rt) : 2) * (int)fz_n; // the pair's elements
+		float fz_sp0[4]; // in_x
+		fz_gld(fz_sp0, in_x + fz_rt * fz_n, 0, fz_spn);
+		float fz_sp3[4]; // out_y
 #pragma unroll
 		for (int fz_p = 0; fz_p < 2; fz_p++) {
-			const long long fz_rb = fz_rbs + (long long)fz_p * blockDim.y;
-			const long long fz_row = fz_rb + threadIdx.y;
+			const long long fz_row = fz_rt + fz_p;
 			if (fz_row >= fz_rows) // a thread's rows, nothing staged or shared: past the rows, done
 				break;
 			const bool fz_act = true; // and every bound below the row's constant length
 			const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
 		const long long fz_r2 = fz_rr;
-			// a thread a row: its inputs and outputs where they are
-			const float *__restrict__ fz_tr0 = in_x + fz_row * fz_n;
-			float *fz_tr3 = out_y + fz_row * fz_n;
+			// a row of the pair: its chunk in the pair's spans
 			const bool fz_v1 = fz_aligned(in_w, 16);
 			const int fz_ei = fz_act ? (int)fz_n : 0;
 			float fz_g0[1][4];
@@ -1402,7 +1447,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_spld<2>(l0[k], fz_sp0, fz_p, j0);
 			}
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
@@ -1452,12 +1497,13 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 					v10[u] = t10;
 				}
 				if (j0 < fz_ei)
-					fz_tst(fz_tr3, j0, fz_ei, v10);
+					fz_spst<2>(fz_sp3, fz_p, j0, v10);
 			}
 		}
 		if (fz_act && threadIdx.x == 0)
 			fz_out(out_inv[fz_r2], t8);
 		}
+		fz_spout(out_y + fz_rt * fz_n, fz_spn, fz_sp3);
 	}
 }
 
@@ -1574,7 +1620,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3x2(
 	for (long long fz_rbs = (long long)blockIdx.x * blockDim.y * 2; fz_rbs < fz_rows; fz_rbs += (long long)gridDim.x * blockDim.y * 2) {
 #pragma unroll
 		for (int fz_p = 0; fz_p < 2; fz_p++) {
-			const long long fz_rb = fz_rbs + (long long)fz_p * blockDim.y;
+			const long long fz_rb = fz_rbs + (long long)fz_p * blockDim.y; // a block's rows apart
 			const long long fz_row = fz_rb + threadIdx.y;
 			if (fz_row >= fz_rows) // a thread's rows, nothing staged or shared: past the rows, done
 				break;

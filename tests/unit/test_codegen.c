@@ -682,14 +682,30 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.grid[0], (1 << 20) / 512);
 	ck_assert(strstr(te->text, "const long long fz_n = 3; // dim_N: this entry's rows are 3 long\n"));
 	ck_assert(strstr(te->text, "for (int fz_p = 0; fz_p < 2; fz_p++) {\n\t\t\tconst long long fz_rb = fz_rbs + "
-	                           "(long long)fz_p * blockDim.y;\n"));
+	                           "(long long)fz_p * blockDim.y; // a block's rows apart\n"));
 	ck_assert(strstr(te->text, "if (fz_row >= fz_rows) // a thread's rows, nothing staged or shared: past the rows, "
 	                           "done\n\t\t\t\tbreak;\n"));
 	ck_assert_int_eq(l.tiles, 0);
 	ck_assert_uint_eq(l.smem, 0);
 	for (int a = 0; a < te->nargs; a++)
 		ck_assert_int_ne(te->args[a].kind, CGARG_TILE);
-	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){1 << 20, 2}).entry].symbol, "test_k0_tile1n2x2");
+	/* rows of 2: the pair's rows adjacent, each stream's span of them (4
+	 * f32) read and written as one vector, the rows' chunks moved from and
+	 * to it; past the rows, the pair leaves too */
+	l = launch(c, 0, (int64_t[]){1 << 20, 2});
+	te = &c->module.entries[l.entry];
+	ck_assert_str_eq(te->symbol, "test_k0_tile1n2x2");
+	ck_assert_int_eq(te->rpt, 2);
+	ck_assert(cg_tile_span(&c->module.kinfo[0], te->rowlen, te->rpt));
+	ck_assert_uint_eq(l.grid[0], (1 << 20) / 512);
+	ck_assert(strstr(te->text, "const long long fz_rt = fz_rbs + (long long)threadIdx.y * 2; // the thread's rows\n"
+	                           "\t\tif (fz_rt >= fz_rows)\n\t\t\tbreak;\n"));
+	ck_assert(strstr(te->text, "float fz_sp0[4]; // in_x\n\t\tfz_gld(fz_sp0, in_x + fz_rt * fz_n, 0, fz_spn);\n"));
+	ck_assert(strstr(te->text, "const long long fz_row = fz_rt + fz_p;\n"));
+	ck_assert(strstr(te->text, "fz_spld<2>(l0[k], fz_sp0, fz_p, j0);"));
+	ck_assert(strstr(te->text, "fz_spst<2>(fz_sp1, fz_p, j0, "));
+	ck_assert(strstr(te->text, "fz_spout(out_y + fz_rt * fz_n, fz_spn, fz_sp1);\n"));
+	ck_assert_ptr_null(strstr(te->text, "fz_tr0"));
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){1 << 20, 1}).path, CG_PATH_POINTWISE); /* rows of one element */
 	/* and up to tile_kmax chunks: 13 takes the twin of the class of 4 */
 	l = launch(c, 0, (int64_t[]){1 << 20, 13});
@@ -1151,8 +1167,12 @@ START_TEST(tile_entries)
 			ck_assert_ptr_null(strstr(t->text, "fz_reduce<"));
 			ck_assert_ptr_null(strstr(t->text, "__shared__ unsigned long long fz_red["));
 			ck_assert_int_eq(t->static_smem, 0);
-			ck_assert_ptr_nonnull(strstr(t->text, direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
-			                                              : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
+			/* rows of 2 two a thread: the pair's span (row_tile_span) */
+			bool span = cg_tile_span(&m->kinfo[t->kernel], t->rowlen, t->rpt);
+			ck_assert_int_eq(span, t->rowlen == 2 && t->rpt == 2);
+			ck_assert_ptr_nonnull(strstr(t->text, span     ? "fz_spld<2>(l0[k], fz_sp0, fz_p, j0);"
+			                                      : direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
+			                                               : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
 		}
 		ck_assert_int_eq(ntiles, i == 0 ? 8 : 13);
 		const CgEntry *r = entry_of(c, CG_PATH_REG, false);

@@ -23,9 +23,10 @@
 #include "emu/emu_harness.h"
 #include "ir/eval.h"
 
-/* Compile `src` (fused and per-op) and run it for each size set under every
- * schedule; sizes: `ndims` values for each of `nsets` sets. */
-static void check_program(const char *name, const char *src, int nsets, int ndims, const int64_t *sizes)
+/* Compile `src` (fused and per-op) and run it for each size set under the
+ * first `nsched` schedules (NSCHED: every one; SCHED_AUTO first); sizes:
+ * `ndims` values for each of `nsets` sets. */
+static void check_scheds(const char *name, const char *src, int nsets, int ndims, const int64_t *sizes, int nsched)
 {
 	if (!have_cxx)
 		return;
@@ -43,7 +44,7 @@ static void check_program(const char *name, const char *src, int nsets, int ndim
 			rows |= c->plan.kernels[k].kind == KERNEL_ROW;
 		/* pointwise only: the launch's grid, then a small one (SCHED_WARP4) */
 		for (int s = 0; s < nsets; s++)
-			for (int sched = 0; sched < (rows ? NSCHED : 2); sched++)
+			for (int sched = 0; sched < (rows || nsched < 2 ? nsched : 2); sched++)
 				for (int variant = 0; variant < 3; variant++) {
 					if (variant > 0 && rows && sched != SCHED_AUTO && sched != SCHED_LOOP)
 						continue; /* the scalar path and NaN: under the launch's choice and uncached */
@@ -57,6 +58,11 @@ static void check_program(const char *name, const char *src, int nsets, int ndim
 		emu_free(&m);
 		pipe_free(c);
 	}
+}
+
+static void check_program(const char *name, const char *src, int nsets, int ndims, const int64_t *sizes)
+{
+	check_scheds(name, src, nsets, ndims, sizes, NSCHED);
 }
 
 static char *read_text(const char *rel)
@@ -304,7 +310,7 @@ END_TEST
  * entries' vector loads), rmsnorm's and softmax_bf16's one vector (the
  * entries that stage nothing, `_tile1n<V>`: stored where they lie, as one
  * vector where aligned and element by element where not); rmsnorm's 3
- * stages nothing either, softmax_bf16's 7 does. The last are fewer rows
+ * stages nothing either, softmax_bf16's 7 does. The fifth are fewer rows
  * than fill the device, a thread's each all the same (CG_RULE_TILE_FEW),
  * the last block's rows partly past the end (a thread leaves the loop). */
 START_TEST(staged_rows)
@@ -320,6 +326,28 @@ START_TEST(staged_rows)
 		{"examples/softmax_bf16.fz", {{300, 31}, {600, 7}, {1000, 8}, {600, 8}, {200, 6}}},
 	};
 	check_program(cases[_i].file, read_text(cases[_i].file), 5, 2, &cases[_i].sizes[0][0]);
+}
+END_TEST
+
+/* Many rows of 2 (two adjacent rows a thread, each stream's span of the
+ * pair moved as one vector: row_tile_span) and of 4 halves (a pair a
+ * block's rows apart), odd in number, so that the last pair is one row;
+ * as the launch chooses (the schedules that force a path would not take
+ * these entries), aligned, misaligned (the spans element by element) and
+ * with NaN. */
+START_TEST(paired_rows)
+{
+	static const struct {
+		const char *file;
+		int64_t sizes[2][2];
+	} cases[] = {
+		{"examples/layernorm.fz", {{1001, 2}, {1003, 3}}},
+		{"examples/layernorm_bf16.fz", {{1001, 2}, {1001, 4}}},
+		{"examples/rmsnorm.fz", {{1001, 2}, {2049, 2}}},
+		{"examples/logsumexp.fz", {{1001, 2}, {513, 2}}},
+		{"examples/softmax_bf16.fz", {{1501, 2}, {1001, 4}}},
+	};
+	check_scheds(cases[_i].file, read_text(cases[_i].file), 2, 2, &cases[_i].sizes[0][0], 1);
 }
 END_TEST
 
@@ -572,6 +600,10 @@ static Suite *emu_suite(void)
 	tcase_add_test(t, stream_groups);
 	tcase_add_loop_test(t, online_sums, 0, 4);
 	tcase_add_loop_test(t, staged_rows, 0, 5);
+	suite_add_tcase(s, t);
+	t = tcase_create("paired");
+	tcase_set_timeout(t, 300);
+	tcase_add_loop_test(t, paired_rows, 0, 5);
 	suite_add_tcase(s, t);
 	t = tcase_create("bounds");
 	tcase_set_timeout(t, 600);
