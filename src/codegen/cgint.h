@@ -323,9 +323,9 @@ bool cg_tile_staged(const struct CgKernelInfo *ki, bool direct, bool unstaged, i
 bool cg_tile_outputs(const struct CgKernelInfo *ki);
 /* Does a thread of the entry of rows of `rowlen`, `rpt` rows a thread, take
  * adjacent rows and move each stream's span of them as whole vectors (its
- * bytes a power of two up to 16, or a multiple of 16)? Rows of 2 elements
- * only, as measured (row_tile.c's row_tile_span); else a thread's rows are a
- * block's rows apart (row_emit.c's emit_row_loop). */
+ * bytes a power of two up to 16, or a multiple of 16: rows of 2, and of 4
+ * halves; row_tile.c's row_tile_span)? Else a thread's rows are a block's
+ * rows apart (row_emit.c's emit_row_loop). */
 bool cg_tile_span(const struct CgKernelInfo *ki, int rowlen, int rpt);
 
 /* ---- pointwise.c, row_emit.c ---------------------------------------------- */

@@ -115,7 +115,7 @@ bool cg_tile_outputs(const struct CgKernelInfo *ki)
 
 bool cg_tile_span(const struct CgKernelInfo *ki, int rowlen, int rpt)
 {
-	if (rpt < 2 || rowlen != 2)
+	if (rpt < 2)
 		return false;
 	for (int t = 0; t < ki->ntiles; t++) {
 		int b = rpt * rowlen * ki->tile_bytes[t];

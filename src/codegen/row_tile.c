@@ -99,9 +99,11 @@ bool row_tile_unstaged(const RowK *R)
  * softmax f32 4194304x2 20.8 -> 19.5, rmsnorm f32 21.2 -> 19.4, layernorm
  * f32 21.9 -> 20.6, softmax f16 8388608x2 33.1 -> 29.5, layernorm bf16 38.6
  * -> 31.5, rmsnorm f16 32.1 -> 29.4; logsumexp f32 4194304x2 (no row
- * outputs) 17.5 -> 17.8. Rows of 4 halves, a span of 16 bytes too, were
- * mixed (softmax f16 4194304x4 24.1 -> 24.4, layernorm f16 28.0 -> 28.9,
- * rmsnorm bf16 22.7 -> 21.4), so only rows of 2 take it (cg_tile_span). */
+ * outputs) 17.5 -> 17.8. Rows of 4 halves (16 bytes), under the entries'
+ * bound of 8 blocks an SM: rmsnorm bf16 4194304x4 22.7 -> 20.3, layernorm
+ * bf16 28.0 -> 24.9, rmsnorm f16 23.1 -> 21.7, softmax bf16 24.7 -> 24.1,
+ * softmax f16 24.1 -> 23.9, log_softmax bf16 22.6 -> 22.7, layernorm f16
+ * 27.7 -> 28.2 (under the bound of 5, before it: mixed, 0.94-1.03x). */
 bool row_tile_span(const RowK *R)
 {
 	return row_tile_unstaged(R) && cg_tile_span(R->c->info, R->rowlen, R->rpt);

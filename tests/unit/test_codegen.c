@@ -1167,10 +1167,12 @@ START_TEST(tile_entries)
 			ck_assert_ptr_null(strstr(t->text, "fz_reduce<"));
 			ck_assert_ptr_null(strstr(t->text, "__shared__ unsigned long long fz_red["));
 			ck_assert_int_eq(t->static_smem, 0);
-			/* rows of 2 two a thread: the pair's span (row_tile_span) */
+			/* rows of 2, and of 4 halves, two a thread: the pair's span
+			 * (row_tile_span), 16 or 8 bytes */
 			bool span = cg_tile_span(&m->kinfo[t->kernel], t->rowlen, t->rpt);
-			ck_assert_int_eq(span, t->rowlen == 2 && t->rpt == 2);
-			ck_assert_ptr_nonnull(strstr(t->text, span     ? "fz_spld<2>(l0[k], fz_sp0, fz_p, j0);"
+			ck_assert_int_eq(span, (t->rowlen == 2 || (t->rowlen == 4 && i == 1)) && t->rpt == 2);
+			ck_assert_ptr_nonnull(strstr(t->text, span     ? (t->rowlen == 2 ? "fz_spld<2>(l0[k], fz_sp0, fz_p, j0);"
+			                                                                   : "fz_spld<4>(l0[k], fz_sp0, fz_p, j0);")
 			                                      : direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
 			                                               : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
 		}
