@@ -113,7 +113,7 @@ typedef struct CgEntry {
 	                               fz_n a constant; `_tile1n<rowlen>`), 0 for any */
 	bool unstaged;              /* TILE: an entry of one row length (rowlen): its outputs
 	                               stored where they lie too, nothing staged */
-	int rpt;                    /* TILE, rowlen: rows a thread (2 in the `x2` twins; else 1) */
+	int rpt;                    /* TILE, rowlen: rows a thread (2 or 4 in the `x2`, `x4` twins; else 1) */
 	bool hold;                  /* REG: a `_reg<K>h`, holding the column operands of the later
 	                               passes (row_plan.c's plan_hold; the aligned entry of rows
 	                               of halves holds them too, and is not one) */

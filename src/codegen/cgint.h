@@ -52,12 +52,21 @@ enum {
 	CG_TILE_PAIR_MAX = 5
 };
 static inline int cg_tile_threads(bool direct) { return direct ? CG_TILE_THREADS_DIRECT : CG_TILE_THREADS; }
-/* Has the entry of rows of `rowlen` (of a kernel of chunks of `vec`) a twin of
- * two rows a thread? Its one rule, for the entries written (row_emit.c's
- * emit_lengths), the launch's choice and its words (launch.c). */
-static inline bool cg_tile_paired(int rowlen, int vec)
+/* The rows a thread of the twin of the entry of rows of `rowlen` (of a
+ * kernel of chunks of `vec`) takes: 2, or 4 where rows of 2 halves make four
+ * a 16-byte span (row_tile.c's row_tile_span); 1: no twin. Its one rule, for
+ * the entries written (row_emit.c's emit_lengths), the launch's choice and
+ * its words (launch.c). Four rows of 2 halves a thread against two, H200,
+ * bench/replay_ab.py (us): softmax f16 8388608x2 29.8 -> 26.3, bf16 29.6 ->
+ * 26.2, layernorm bf16 31.0 -> 25.4, f16 36.4 -> 34.0, rmsnorm f16 28.9 ->
+ * 25.0, log_softmax bf16 28.8 -> 24.5. (Four f32 rows of 2, 32 bytes, lost
+ * to two in a hand-written kernel: docs/performance.md, "Short rows that
+ * stage nothing".) */
+static inline int cg_tile_rpt(int rowlen, int vec)
 {
-	return rowlen >= 2 && rowlen <= CG_TILE_PAIR_MAX && rowlen < vec;
+	if (rowlen == 2 && vec == 8)
+		return 4;
+	return rowlen >= 2 && rowlen <= CG_TILE_PAIR_MAX && rowlen < vec ? 2 : 1;
 }
 /* The register path's entries that hold column operands (CgKernelInfo.reg_hold)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most

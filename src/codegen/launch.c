@@ -554,7 +554,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	if (G > 32 || (few && (G > 1 || aligned)))
 		return false;
 	int rowlen = K == 1 && G == 1 ? (int)z->n : 0;
-	int rpt = !few && cg_tile_paired(rowlen, ki->vec) ? 2 : 1;
+	int rpt = few ? 1 : cg_tile_rpt(rowlen, ki->vec);
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R * rpt),
 	               .rowlen = rowlen, .rpt = rpt, .rule = few ? CG_RULE_TILE_FEW : CG_RULE_TILE};
 	return true;
@@ -781,10 +781,13 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 	case CG_PATH_TILE:
 		if (e->rowlen) { /* launch.c's tile_rules: which rows take which of a length's entries */
 			const char *rows = e->rpt > 1 || e->rowlen == V ? "many"
-			                   : cg_tile_paired(e->rowlen, V) ? "few"
+			                   : cg_tile_rpt(e->rowlen, V) > 1 ? "few"
 			                                                  : "many or few";
-			return arena_printf(a, "Chosen for %s rows of %d element%s, %s.", rows, e->rowlen,
-			                    e->rowlen == 1 ? "" : "s", e->rpt > 1 ? "two a thread" : "a thread a row");
+			if (e->rpt > 1)
+				return arena_printf(a, "Chosen for %s rows of %d elements, %s a thread.", rows, e->rowlen,
+				                    e->rpt == 4 ? "four" : "two");
+			return arena_printf(a, "Chosen for %s rows of %d element%s, a thread a row.", rows, e->rowlen,
+			                    e->rowlen == 1 ? "" : "s");
 		}
 		if (e->direct)
 			return arena_printf(a, "Chosen for rows of more than %d and at most %d elements, a thread a row (%d "

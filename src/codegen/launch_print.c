@@ -29,7 +29,8 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 	if (e->unstaged)
 		sb_printf(sb, ": the entry of that length, %s, which reads and writes it where it lies, nothing staged",
 		          cg_tile_span(&m->kinfo[k], e->rowlen, e->rpt)
-		              ? "two adjacent rows a thread (both rows of each stream moved as one vector)"
+		              ? e->rpt == 2 ? "two adjacent rows a thread (both rows of each stream moved as one vector)"
+		                            : "four adjacent rows a thread (the rows of each stream moved as one vector)"
 		          : e->rpt > 1 ? "two rows a thread (a block's rows apart: both rows' loads in flight at once)"
 		                       : "a thread a row");
 	else if (e->rowlen)

@@ -489,7 +489,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
-	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d%s", R->rowlen, R->rpt > 1 ? "x2" : "")
+	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d%s", R->rowlen, R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : "")
 	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
@@ -596,8 +596,8 @@ static int cache_width(const struct CgKernelInfo *ki)
  * kernel's length is a symbol (1 is the rows of one element's, cg_rows_of_one),
  * else the literal's alone. Up to CG_TILE_UNSTAGED_MAX and at L = V (one
  * vector) it stages nothing (row_tile.c's row_tile_unstaged); below V, up
- * to CG_TILE_PAIR_MAX, it has a twin of two rows a thread (`x2`, for many
- * rows: launch.c's tile_rules). With the length a run-time value every row
+ * to CG_TILE_PAIR_MAX, it has a twin of two rows a thread (`x2`; rows of 2
+ * halves four, `x4`: cg_tile_rpt), for many rows (launch.c's tile_rules). With the length a run-time value every row
  * paid its tests and its dead lanes' math. Measured on the H200
  * (bench/replay_ab.py, one `_tile1d` -> these, us): softmax f16 4194304x4
  * 55.8 -> 39.1, layernorm f16 5592405x3 87.7 -> 50.5, softmax bf16
@@ -615,7 +615,8 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 	R->direct = true;
 	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
 		R->rowlen = L;
-		for (R->rpt = 1; ok && R->rpt <= (cg_tile_paired(L, R->vec) ? 2 : 1); R->rpt++)
+		int twin = cg_tile_rpt(L, R->vec);
+		for (R->rpt = 1; ok && R->rpt <= twin; R->rpt = R->rpt < twin ? twin : twin + 1) /* 1, then the twin's */
 			ok = emit_entry(R, rp);
 	}
 	R->rowlen = 0;

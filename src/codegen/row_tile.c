@@ -160,7 +160,8 @@ static const char *tile_describe(RowK *R)
 	if (row_tile_unstaged(R))
 		return arena_printf(R->c->a, "rows of %d elements, %s: its inputs and outputs read and written where they "
 		                    "are, nothing staged; each row in registers, 1 chunk of %d elements", R->rowlen,
-		                    row_tile_span(R) ? "two adjacent rows a thread, moved as one span"
+		                    row_tile_span(R) ? arena_printf(R->c->a, "%s adjacent rows a thread, moved as one span",
+		                                                    R->rpt == 2 ? "two" : "four")
 		                    : R->rpt > 1     ? "two rows a thread, a block's rows apart"
 		                                     : "a thread a row",
 		                    R->vec);

@@ -101,8 +101,8 @@ struct RowK {
 	int q;                  /* the pass being written (P: the epilogue) */
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
 	int rowlen;             /* TILE: direct, one chunk: its rows' length, a constant (0: any) */
-	int rpt;                /* TILE, rowlen: rows a thread (2: a pair, adjacent or a block's rows apart:
-	                           row_tile_span; else 1) */
+	int rpt;                /* TILE, rowlen: rows a thread (2 or 4, adjacent, or 2 a block's rows apart:
+	                           row_tile_span, cg_tile_rpt; else 1) */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */

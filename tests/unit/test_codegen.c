@@ -1129,7 +1129,7 @@ START_TEST(tile_entries)
 	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile2d(",
 	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
-	    {"f16", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n2x2(",
+	    {"f16", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n2x4(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile1n4x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n5(", "__launch_bounds__(256, 8) test_k0_tile1n5x2(",
@@ -1159,18 +1159,19 @@ START_TEST(tile_entries)
 			                                                t->rowlen == m->kinfo[t->kernel].vec));
 			ck_assert_int_eq(strstr(t->text, "fz_tout_warp") != NULL, direct && !t->unstaged);
 			ck_assert(t->rowlen == 0 || t->K == 1);
-			ck_assert_int_eq(t->rpt, t->rowlen && t->rowlen <= CG_TILE_PAIR_MAX && t->rowlen < m->kinfo[t->kernel].vec &&
-			                         strstr(t->symbol, "x2") ? 2 : 1);
+			int rpt = !t->rowlen ? 1 : strstr(t->symbol, "x4") ? 4 : strstr(t->symbol, "x2") ? 2 : 1;
+			ck_assert_int_eq(t->rpt, rpt);
+			ck_assert(rpt == 1 || rpt == cg_tile_rpt(t->rowlen, m->kinfo[t->kernel].vec));
 			ck_assert(direct || t->K == m->kinfo[t->kernel].tile_kmax);
 			ck_assert_int_eq(strstr(t->text, "a1 = fz_reduce_warp<fz_max>(a1);") != NULL, !direct);
 			ck_assert_int_eq(strstr(t->text, "fz_ji = 0, fz_stepi = ") != NULL, direct);
 			ck_assert_ptr_null(strstr(t->text, "fz_reduce<"));
 			ck_assert_ptr_null(strstr(t->text, "__shared__ unsigned long long fz_red["));
 			ck_assert_int_eq(t->static_smem, 0);
-			/* rows of 2, and of 4 halves, two a thread: the pair's span
-			 * (row_tile_span), 16 or 8 bytes */
+			/* rows of 2 (of halves four a thread) and of 4 halves, two:
+			 * the rows' span (row_tile_span), 16 bytes */
 			bool span = cg_tile_span(&m->kinfo[t->kernel], t->rowlen, t->rpt);
-			ck_assert_int_eq(span, (t->rowlen == 2 || (t->rowlen == 4 && i == 1)) && t->rpt == 2);
+			ck_assert_int_eq(span, (t->rowlen == 2 || (t->rowlen == 4 && i == 1)) && t->rpt > 1);
 			ck_assert_ptr_nonnull(strstr(t->text, span     ? (t->rowlen == 2 ? "fz_spld<2>(l0[k], fz_sp0, fz_p, j0);"
 			                                                                   : "fz_spld<4>(l0[k], fz_sp0, fz_p, j0);")
 			                                      : direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"

@@ -330,9 +330,9 @@ START_TEST(staged_rows)
 END_TEST
 
 /* Many rows of 2 and of 4 halves (two adjacent rows a thread, each
- * stream's span of the pair moved as one vector: row_tile_span) and of 3
- * (a pair a block's rows apart), odd in number, so that the last pair is
- * one row;
+ * stream's span of the pair moved as one vector: row_tile_span; of 2
+ * halves four) and of 3 (a pair a block's rows apart), odd in number, so
+ * that the last pair (or four) is one row;
  * as the launch chooses (the schedules that force a path would not take
  * these entries), aligned, misaligned (the spans element by element) and
  * with NaN. */
