@@ -488,8 +488,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	nargs += rp->args(R, args + nargs);
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
+	const char *twin = R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : ""; /* `_tile1n<L>x<rpt>` */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
-	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d%s", R->rowlen, R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : "")
+	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d%s", R->rowlen, twin)
 	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
@@ -597,8 +598,9 @@ static int cache_width(const struct CgKernelInfo *ki)
  * else the literal's alone. Up to CG_TILE_UNSTAGED_MAX and at L = V (one
  * vector) it stages nothing (row_tile.c's row_tile_unstaged); below V, up
  * to CG_TILE_PAIR_MAX, it has a twin of two rows a thread (`x2`; rows of 2
- * halves four, `x4`: cg_tile_rpt), for many rows (launch.c's tile_rules). With the length a run-time value every row
- * paid its tests and its dead lanes' math. Measured on the H200
+ * halves four, `x4`: cg_tile_rpt), for many rows (launch.c's tile_rules).
+ * With the length a run-time value every row paid its tests and its dead
+ * lanes' math. Measured on the H200
  * (bench/replay_ab.py, one `_tile1d` -> these, us): softmax f16 4194304x4
  * 55.8 -> 39.1, layernorm f16 5592405x3 87.7 -> 50.5, softmax bf16
  * 2396745x7 35.5 -> 29.9, f32 4194304x2 41.3 -> 32.9, rmsnorm f16
