@@ -65,11 +65,12 @@ const char *row_ptr(RowK *R, int i)
 
 const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n)
 {
-	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0 && row_tile_span(R))
-		return arena_printf(R->c->a, "fz_spld<%d>(%s, fz_sp%d, fz_p, %s);", R->rowlen, o, i, j0);
-	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
+	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0) {
+		if (row_tile_span(R))
+			return arena_printf(R->c->a, "fz_spld<%d>(%s, fz_sp%d, fz_p, %s);", R->rowlen, o, i, j0);
 		return arena_printf(R->c->a, "%s(%s, fz_tr%d, %s, %s);", row_tile_direct(R) ? "fz_gld" : "fz_tld", o, i, j0,
 		                    n);
+	}
 	const char *ptr = row_ptr(R, i);
 	Hint hint = row_hint(R, i);
 	bool keep = hint == HINT_KEEP;
@@ -84,10 +85,11 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 
 const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o)
 {
-	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0 && row_tile_span(R))
-		return arena_printf(R->c->a, "fz_spst<%d>(fz_sp%d, fz_p, %s, %s);", R->rowlen, i, j0, o);
-	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0)
+	if (R->path->path == CG_PATH_TILE && row_tile_of(R, i) >= 0) {
+		if (row_tile_span(R))
+			return arena_printf(R->c->a, "fz_spst<%d>(fz_sp%d, fz_p, %s, %s);", R->rowlen, i, j0, o);
 		return arena_printf(R->c->a, "fz_tst(fz_tr%d, %s, %s, %s);", i, j0, n, o);
+	}
 	const char *ptr = row_ptr(R, i);
 	return arena_printf(R->c->a, "fz_stm%s(%s, %s, %s, %s, %s);", R->stream ? "<true>" : "", ptr, j0, n,
 	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);

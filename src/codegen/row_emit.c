@@ -617,8 +617,10 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 	R->direct = true;
 	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
 		R->rowlen = L;
-		int twin = cg_tile_rpt(L, R->vec);
-		for (R->rpt = 1; ok && R->rpt <= twin; R->rpt = R->rpt < twin ? twin : twin + 1) /* 1, then the twin's */
+		R->rpt = 1;
+		ok = emit_entry(R, rp);
+		R->rpt = cg_tile_rpt(L, R->vec); /* its twin's, if it has one */
+		if (ok && R->rpt > 1)
 			ok = emit_entry(R, rp);
 	}
 	R->rowlen = 0;
