@@ -422,13 +422,23 @@ static const char pre_row[] =
 	"\to = *reinterpret_cast<const fz_vec<S, V> *>(p);\n"
 	"\treturn o;\n"
 	"}\n"
+	"// A chunk that is not a whole vector of the row, element by element: called, not\n"
+	"// inlined, by the loops of any length, where it is the rare edge of a row\n"
+	"// (fz_ldm_part); inlined by the entries of one row length shorter than the\n"
+	"// vector, where it is every row's load and its bounds are constants (row_load:\n"
+	"// layernorm f16 8388608x2's four rows a thread made eight calls).\n"
+	"template <class C, class S, int V, class I>\n"
+	"__device__ __forceinline__ void fz_lde(C (&o)[V], const S *__restrict__ p, I j0, I n)\n"
+	"{\n"
+	"#pragma unroll\n"
+	"\tfor (int u = 0; u < V; u++)\n"
+	"\t\to[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);\n"
+	"}\n"
 	"template <class C, class S, int V, class I>\n"
 	"__device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, I n)\n"
 	"{\n"
 	"\tfz_vec<C, V> r;\n"
-	"#pragma unroll\n"
-	"\tfor (int u = 0; u < V; u++)\n"
-	"\t\tr.e[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);\n"
+	"\tfz_lde(r.e, p, j0, n);\n"
 	"\treturn r;\n"
 	"}\n"
 	"template <bool Keep = false, bool Last = false, class C, class S, int V, class I>\n"
@@ -679,6 +689,25 @@ static const char pre_mask[] =
 	"template <class T> __device__ __forceinline__ T fz_pick(unsigned m, unsigned b, T v, T z) { return m & b ? v : z; }\n"
 	"#endif\n";
 
+static const char pre_rcp[] =
+	"// RN(1 / d) for a normal d below 2^126 in magnitude, in the steps ptxas takes\n"
+	"// there for rcp.rn (an approximation and one correction; correctly rounded),\n"
+	"// inline: ptxas's rcp.rn and sqrt.rn call their slow paths for the other\n"
+	"// inputs, and it kept the registers live across those calls in local memory,\n"
+	"// stored before the branch that skips them (fz_rcp_row, fz_rsqrt).\n"
+	"__device__ __forceinline__ float fz_rcp_near(float d)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tfloat q, t;\n"
+	"\tasm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(q) : \"f\"(d));\n"
+	"\tasm(\"fma.rn.f32 %0, %1, %2, 0fBF800000;\" : \"=f\"(t) : \"f\"(q), \"f\"(d)); // q d - 1\n"
+	"\tasm(\"fma.rn.f32 %0, %1, %2, %3;\" : \"=f\"(q) : \"f\"(q), \"f\"(-t), \"f\"(q));\n"
+	"\treturn q;\n"
+	"#else\n"
+	"\treturn 1.0f / d;\n"
+	"#endif\n"
+	"}\n";
+
 static const char pre_divr[] =
 	"// Division by a value of the row (softmax's e / sum(e)): its reciprocal once a\n"
 	"// row (fz_rcp_row, before the row's chunks) and one correction step. With\n"
@@ -693,7 +722,7 @@ static const char pre_divr[] =
 	"__device__ __noinline__ float fz_div_ieee(float x, float d) { return x / d; }\n"
 	"__device__ __forceinline__ float fz_rcp_row(float d)\n"
 	"{\n"
-	"\treturn (fabsf(d) >= 0x1p-40f) & (fabsf(d) < 0x1p40f) ? __frcp_rn(d) : __uint_as_float(0x7fc00000u);\n"
+	"\treturn (fabsf(d) >= 0x1p-40f) & (fabsf(d) < 0x1p40f) ? fz_rcp_near(d) : __uint_as_float(0x7fc00000u);\n"
 	"}\n"
 	"__device__ __forceinline__ float fz_divr(float x, float d, float r)\n"
 	"{\n"
@@ -1285,8 +1314,37 @@ const char *cg_sem_text(Op op, CgKind kind, bool *body)
 	return t->text;
 }
 
+/* f32 rsqrt, 1 / sqrt(x), rounded twice as sem.def's text is: inline where x
+ * is a normal of 2^-101 .. FLT_MAX, in the steps ptxas itself takes there for
+ * sqrt.rn and rcp.rn (an approximation and one correction each, correctly
+ * rounded in that range); elsewhere (zeros, denormals, negatives, infinity,
+ * NaN) the text, in a function that is called. Compiled from the text, the
+ * rsqrt of a row's variance took ptxas's calls to its slow paths, and ptxas
+ * stored the live registers to local memory around them, before the branch
+ * that skips them, in every row: the short rows' entries of layernorm f16
+ * (rows of 2, 4, 5 and 8) spilled 16 to 28 bytes under their bound of 32
+ * registers. Every f32 input gives the text's bits (tests/python/test_gpu.py:
+ * all 2^32 of them, on the GPU). */
+static const char pre_rsqrt[] =
+	"__device__ __forceinline__ float fz_rsqrt(float x)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tif (__float_as_uint(x) - 0x0d000000u <= 0x727fffffu) {\n"
+	"\t\tfloat r, s, h, e;\n"
+	"\t\tasm(\"rsqrt.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
+	"\t\tasm(\"mul.ftz.f32 %0, %1, %2;\" : \"=f\"(s) : \"f\"(x), \"f\"(r));\n"
+	"\t\tasm(\"mul.ftz.f32 %0, %1, 0f3F000000;\" : \"=f\"(h) : \"f\"(r)); // r / 2\n"
+	"\t\tasm(\"fma.rn.f32 %0, %1, %2, %3;\" : \"=f\"(e) : \"f\"(-s), \"f\"(s), \"f\"(x));\n"
+	"\t\tasm(\"fma.rn.f32 %0, %1, %2, %3;\" : \"=f\"(s) : \"f\"(e), \"f\"(h), \"f\"(s)); // sqrt(x)\n"
+	"\t\treturn fz_rcp_near(s);\n"
+	"\t}\n"
+	"#endif\n"
+	"\treturn fz_rsqrt_text(x);\n"
+	"}\n";
+
 /* fz_<name> of one op for one kind, from its text: the operands x, y, z and
- * the typedefs the text names. */
+ * the typedefs the text names. f32 rsqrt's is fz_rsqrt_text, not inlined,
+ * under pre_rsqrt's fz_rsqrt. */
 static void sem_helper(StrBuf *sb, Op op, CgKind kind)
 {
 	bool body = false;
@@ -1296,7 +1354,9 @@ static void sem_helper(StrBuf *sb, Op op, CgKind kind)
 	TypeRule rule = ir_ops[op].type;
 	bool pred = rule == TY_COMPARE || rule == TY_LOGIC || rule == TY_PRED;
 	const char *t = kind_type[kind];
-	sb_printf(sb, "__device__ __forceinline__ %s fz_%s(", pred ? "bool" : t, ir_ops[op].name);
+	bool fast = op == OP_RSQRT && kind == CG_F32;
+	sb_printf(sb, "__device__ %s %s fz_%s%s(", fast ? "__noinline__" : "__forceinline__", pred ? "bool" : t,
+	          ir_ops[op].name, fast ? "_text" : "");
 	static const char *const names[] = {"x", "y", "z"};
 	for (int k = 0; k < ir_ops[op].arity; k++)
 		sb_printf(sb, "%s%s %s", k ? ", " : "", t, names[k]);
@@ -1306,6 +1366,8 @@ static void sem_helper(StrBuf *sb, Op op, CgKind kind)
 	if (cg_text_names(text, "U") && kind_utype[kind])
 		sb_printf(sb, "\ttypedef %s U;\n", kind_utype[kind]);
 	sb_printf(sb, body ? "\t%s\n}\n" : "\treturn %s;\n}\n", text);
+	if (fast)
+		sb_puts(sb, pre_rsqrt);
 }
 
 void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
@@ -1321,6 +1383,8 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		{CGH_ROWCP, pre_rowcp},   {CGH_MASK, pre_mask},
 	};
 	sb_puts(sb, pre_core);
+	if ((helpers & CGH_DIVR) || (ophelp[OP_RSQRT] & (1u << CG_F32)))
+		sb_puts(sb, pre_rcp);
 	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
 		if (helpers & pieces[i].bit)
 			sb_puts(sb, pieces[i].text);

@@ -109,6 +109,8 @@ bool row_tile_span(const RowK *R)
 	return row_tile_unstaged(R) && cg_tile_span(R->c->info, R->rowlen, R->rpt);
 }
 
+bool row_tile_elems(const RowK *R) { return R->path->path == CG_PATH_TILE && R->rowlen && R->rowlen < R->vec; }
+
 /* Before the pair's rows: its elements (fz_spn, fewer where the rows end
  * inside it) and each stream's span, the inputs' read. */
 void row_tile_span_head(RowK *R, CgW *w)
@@ -211,7 +213,7 @@ static bool tile_async(const RowK *R) { return R->K * R->vec >= 16; }
 static void tile_row_rest(RowK *R, CgW *w)
 {
 	for (int i = 0; i < R->k->nparams; i++)
-		if (R->used[i] && row_is_stream(R, i) && row_tile_of(R, i) < 0)
+		if (R->used[i] && row_is_stream(R, i) && row_tile_of(R, i) < 0 && !row_tile_elems(R))
 			cw_line(w, "const bool fz_v%d = fz_aligned(%s, %d);", i, row_ptr(R, i),
 			        cg_vec_align(R->vec, (fz_dtype)R->c->g->nodes[R->k->params[i].node].dtype));
 	row_reg_row(R, w);

@@ -170,6 +170,10 @@ bool row_tile_unstaged(const RowK *R);
 /* And of two adjacent rows a thread, moved as one span (cg_tile_span)? Its
  * loop writes the span's head and tail around the pair's rows. */
 bool row_tile_span(const RowK *R);
+/* Is the entry's one row length shorter than a vector, so that its other
+ * streams' chunks (column operands) are never whole vectors: read element by
+ * element, inline (fz_lde), with no alignment test? */
+bool row_tile_elems(const RowK *R);
 void row_tile_span_head(RowK *R, CgW *w);
 void row_tile_span_tail(RowK *R, CgW *w);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */

@@ -121,6 +121,23 @@ __device__ __forceinline__ void fz_st(S *__restrict__ p, long long j0, long long
 				fz_out(p[j0 + u], o[u]);
 	}
 }
+// RN(1 / d) for a normal d below 2^126 in magnitude, in the steps ptxas takes
+// there for rcp.rn (an approximation and one correction; correctly rounded),
+// inline: ptxas's rcp.rn and sqrt.rn call their slow paths for the other
+// inputs, and it kept the registers live across those calls in local memory,
+// stored before the branch that skips them (fz_rcp_row, fz_rsqrt).
+__device__ __forceinline__ float fz_rcp_near(float d)
+{
+#ifdef __CUDA_ARCH__
+	float q, t;
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(d));
+	asm("fma.rn.f32 %0, %1, %2, 0fBF800000;" : "=f"(t) : "f"(q), "f"(d)); // q d - 1
+	asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(q) : "f"(q), "f"(-t), "f"(q));
+	return q;
+#else
+	return 1.0f / d;
+#endif
+}
 // minimum, maximum and clamp propagate NaN, as PyTorch's do.
 __device__ __forceinline__ float fz_maximum(float a, float b)
 {
@@ -300,13 +317,23 @@ template <class S, int V> __device__ __forceinline__ fz_vec<S, V> fz_ldlv(const 
 	o = *reinterpret_cast<const fz_vec<S, V> *>(p);
 	return o;
 }
+// A chunk that is not a whole vector of the row, element by element: called, not
+// inlined, by the loops of any length, where it is the rare edge of a row
+// (fz_ldm_part); inlined by the entries of one row length shorter than the
+// vector, where it is every row's load and its bounds are constants (row_load:
+// layernorm f16 8388608x2's four rows a thread made eight calls).
+template <class C, class S, int V, class I>
+__device__ __forceinline__ void fz_lde(C (&o)[V], const S *__restrict__ p, I j0, I n)
+{
+#pragma unroll
+	for (int u = 0; u < V; u++)
+		o[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);
+}
 template <class C, class S, int V, class I>
 __device__ __noinline__ fz_vec<C, V> fz_ldm_part(const S *__restrict__ p, I j0, I n)
 {
 	fz_vec<C, V> r;
-#pragma unroll
-	for (int u = 0; u < V; u++)
-		r.e[u] = fz_inrow(j0 + u, n) ? fz_in(p[j0 + u]) : C(0);
+	fz_lde(r.e, p, j0, n);
 	return r;
 }
 template <bool Keep = false, bool Last = false, class C, class S, int V, class I>
@@ -1003,10 +1030,25 @@ template <class T> __device__ __forceinline__ T fz_pick(unsigned m, unsigned b, 
 #endif
 // The ops that need their own function (their text is fusec's ir/sem.def,
 // which the CPU reference runs too). Integers wrap; division never traps.
-__device__ __forceinline__ float fz_rsqrt(float x)
+__device__ __noinline__ float fz_rsqrt_text(float x)
 {
 	typedef float T;
 	return (T)1 / sqrt(x);
+}
+__device__ __forceinline__ float fz_rsqrt(float x)
+{
+#ifdef __CUDA_ARCH__
+	if (__float_as_uint(x) - 0x0d000000u <= 0x727fffffu) {
+		float r, s, h, e;
+		asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+		asm("mul.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(x), "f"(r));
+		asm("mul.ftz.f32 %0, %1, 0f3F000000;" : "=f"(h) : "f"(r)); // r / 2
+		asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(e) : "f"(-s), "f"(s), "f"(x));
+		asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(s) : "f"(e), "f"(h), "f"(s)); // sqrt(x)
+		return fz_rcp_near(s);
+	}
+#endif
+	return fz_rsqrt_text(x);
 }
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
@@ -1336,7 +1378,6 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 		// a thread a row: its inputs and outputs where they are
 		const float *__restrict__ fz_tr0 = in_x + fz_row * fz_n;
 		float *fz_tr3 = out_y + fz_row * fz_n;
-		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[1][4];
 		// pass 1 of 2: mean(x)
@@ -1386,7 +1427,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
+				fz_lde(l1, in_w, j0, fz_ei);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1437,7 +1478,6 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 			const long long fz_rr = fz_act ? fz_row : fz_rows - 1;
 		const long long fz_r2 = fz_rr;
 			// a row of the pair: its chunk in the pair's spans
-			const bool fz_v1 = fz_aligned(in_w, 16);
 			const int fz_ei = fz_act ? (int)fz_n : 0;
 			float fz_g0[1][4];
 		// pass 1 of 2: mean(x)
@@ -1487,7 +1527,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
+				fz_lde(l1, in_w, j0, fz_ei);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1533,7 +1573,6 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 		// a thread a row: its inputs and outputs where they are
 		const float *__restrict__ fz_tr0 = in_x + fz_row * fz_n;
 		float *fz_tr3 = out_y + fz_row * fz_n;
-		const bool fz_v1 = fz_aligned(in_w, 16);
 		const int fz_ei = fz_act ? (int)fz_n : 0;
 		float fz_g0[1][4];
 		// pass 1 of 2: mean(x)
@@ -1583,7 +1622,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
+				fz_lde(l1, in_w, j0, fz_ei);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1630,7 +1669,6 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3x2(
 			// a thread a row: its inputs and outputs where they are
 			const float *__restrict__ fz_tr0 = in_x + fz_row * fz_n;
 			float *fz_tr3 = out_y + fz_row * fz_n;
-			const bool fz_v1 = fz_aligned(in_w, 16);
 			const int fz_ei = fz_act ? (int)fz_n : 0;
 			float fz_g0[1][4];
 		// pass 1 of 2: mean(x)
@@ -1680,7 +1718,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3x2(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_ldm(l1, in_w, j0, fz_ei, fz_v1);
+				fz_lde(l1, in_w, j0, fz_ei);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {

@@ -343,3 +343,54 @@ def test_random_programs_match_the_cpu_reference(cuda):
                      o["atol"], o["rtol"])
         ran += 1
     assert ran >= count * 9 // 10, f"only {ran} of {count} programs ran on the GPU"
+
+
+def test_f32_rsqrt_is_one_over_sqrt_at_every_float(cuda):
+    """rsqrt(x) in f32 is sem.def's 1 / sqrt(x), an IEEE square root then an
+    IEEE division, bit for bit, at each of the 2^32 bit patterns (the kernels
+    compute it inline where x is a normal of 2^-101 .. FLT_MAX, prelude.c's
+    pre_rsqrt, and call the text elsewhere): against torch's, and at the edges
+    of that range against the CPU reference."""
+    torch = cuda
+    prog = fusec.compile("in x: f32[N]\nout y = rsqrt(x)\n")
+    n = 1 << 28
+    for k in range(1 << 32 >> 28):
+        x = torch.arange(k * n, (k + 1) * n, dtype=torch.int64, device="cuda").to(torch.int32).view(torch.float32)
+        got = prog(x)
+        s = torch.sqrt(x)
+        want = torch.ones_like(s) / s
+        bad = (got.view(torch.int32) != want.view(torch.int32)) & ~(torch.isnan(got) & torch.isnan(want))
+        if bool(bad.any()):
+            i = int(torch.nonzero(bad)[0])
+            raise AssertionError(f"rsqrt of bits {k * n + i:#010x}: {int(bad.sum())} of {n} differ in this block; "
+                                 f"got {float(got[i])!r}, expected {float(want[i])!r}")
+    edges = np.array([0x0cffffff, 0x0d000000, 0x0d000001, 0x7f7fffff, 0x7f800000, 0x7fc00000, 0x00000001,
+                      0x007fffff, 0x00800000, 0x80000000, 0x00000000, 0x3f800000, 0xbf800000, 0x8d000000],
+                     dtype=np.uint32).view(np.float32)
+    got = prog(torch.from_numpy(edges).cuda()).cpu().numpy()
+    want = prog.run_cpu(edges)
+    np.testing.assert_array_equal(got.view(np.uint32)[~np.isnan(want)], want.view(np.uint32)[~np.isnan(want)])
+    assert np.isnan(got[np.isnan(want)]).all()
+
+
+def test_f32_division_by_a_row_value_is_ieee_at_every_divisor(cuda):
+    """a / max(x) in f32, which the row kernels compute from the row's
+    reciprocal (prelude.c, fz_rcp_row and fz_divr), is IEEE division bit for
+    bit at each of the 2^32 divisors, each over two numerators drawn from
+    every bit pattern: against torch's division."""
+    torch = cuda
+    prog = fusec.compile("in x: f32[R, N]\nin a: f32[R, N]\nout y = a / max(x)\n")
+    n = 1 << 26
+    for k in range(1 << 32 >> 26):
+        bits = torch.arange(k * n, (k + 1) * n, dtype=torch.int64, device="cuda")
+        d = bits.to(torch.int32).view(torch.float32)
+        x = torch.stack([d, torch.full_like(d, -float("inf"))], 1)  # max(x) is d (NaN where d is)
+        a = torch.stack([(bits * 0x9E3779B1) & 0xffffffff, (bits * 0x85EBCA77 + 0x3C6EF372) & 0xffffffff], 1)
+        a = a.to(torch.int32).view(torch.float32)
+        got = prog(x, a)
+        want = a / d[:, None]
+        bad = (got.view(torch.int32) != want.view(torch.int32)) & ~(torch.isnan(got) & torch.isnan(want))
+        if bool(bad.any()):
+            i, j = (int(v) for v in torch.nonzero(bad)[0])
+            raise AssertionError(f"{float(a[i, j])!r} / {float(d[i])!r}: {int(bad.sum())} quotients of this block "
+                                 f"differ; got {float(got[i, j])!r}, expected {float(want[i, j])!r}")

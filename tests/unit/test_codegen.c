@@ -1214,6 +1214,41 @@ START_TEST(tile_entries)
 }
 END_TEST
 
+/* A column operand (w) in the TILE entries of one row length: shorter than
+ * a vector, its elements inline (fz_lde: constant bounds, no call a row) and
+ * no alignment test; at the vector's length, and in the entries of any
+ * length, fz_ldm (a vector where aligned). rsqrt and the division by a row
+ * value in f32 take their fast paths inline (fz_rsqrt over fz_rsqrt_text,
+ * fz_rcp_near); a module with neither has none of them. */
+START_TEST(tile_column_operands)
+{
+	Compilation *c = compile_mode("in x: f16[R, C]\nin w: f16[C]\nout y = f16(x * rsqrt(mean(x * x) + 1e-5) * w)\n"
+	                              "out s = x / sum(x)\n",
+	                              true);
+	const CgModule *m = &c->module;
+	int V = m->kinfo[0].vec, nshort = 0;
+	for (int e = 0; e < m->nentries; e++) {
+		const CgEntry *t = &m->entries[e];
+		if (t->path != CG_PATH_TILE)
+			continue;
+		bool elems = t->rowlen && t->rowlen < V;
+		nshort += elems;
+		ck_assert_msg((strstr(t->text, "fz_lde(l") != NULL) == elems, "%s", t->symbol);
+		ck_assert_msg((strstr(t->text, "fz_ldm(l") != NULL) == !elems, "%s", t->symbol);
+		ck_assert_msg((strstr(t->text, "fz_aligned(in_w") != NULL) == !elems, "%s", t->symbol);
+	}
+	ck_assert_int_eq(nshort, 10); /* rows of 2 to 7, and the twins of 2 to 5 */
+	ck_assert_ptr_nonnull(strstr(m->source, "__device__ __noinline__ float fz_rsqrt_text(float x)"));
+	ck_assert_ptr_nonnull(strstr(m->source, "\t\treturn fz_rcp_near(s);"));
+	ck_assert_ptr_nonnull(strstr(m->source, "? fz_rcp_near(d) :"));
+	pipe_free(c);
+	c = compile_mode("in x: f32[N]\nout y = sqrt(x) / x\n", true);
+	ck_assert_ptr_null(strstr(c->module.source, "fz_rcp_near"));
+	ck_assert_ptr_null(strstr(c->module.source, "fz_rsqrt"));
+	pipe_free(c);
+}
+END_TEST
+
 START_TEST(row_cache_slots)
 {
 	/* layernorm: x is read again in pass 2, xc (derived) in the epilogue:
@@ -1556,6 +1591,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, masked_bits);
 	tcase_add_test(t, stream_hints);
 	tcase_add_test(t, tile_entries);
+	tcase_add_test(t, tile_column_operands);
 	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);
 	tcase_add_test(t, pointwise_grids);
