@@ -603,10 +603,22 @@ static Suite *emu_suite(void)
 	t = tcase_create("programs");
 	tcase_set_timeout(t, 300);
 	tcase_add_loop_test(t, program_runs, 0, (int)(sizeof programs / sizeof programs[0]));
+	suite_add_tcase(s, t);
+	/* the paths' own programs, in tcases of their own: each tcase is a ctest
+	 * test and a gpu-check step, and "programs" with them took 433 s */
+	t = tcase_create("paths");
+	tcase_set_timeout(t, 300);
 	tcase_add_test(t, split_long_rows);
 	tcase_add_test(t, stream_groups);
 	tcase_add_loop_test(t, online_sums, 0, 4);
-	tcase_add_loop_test(t, staged_rows, 0, 5);
+	suite_add_tcase(s, t);
+	t = tcase_create("staged_norms"); /* about 70 s a program */
+	tcase_set_timeout(t, 300);
+	tcase_add_loop_test(t, staged_rows, 0, 3);
+	suite_add_tcase(s, t);
+	t = tcase_create("staged_exp");
+	tcase_set_timeout(t, 300);
+	tcase_add_loop_test(t, staged_rows, 3, 5);
 	suite_add_tcase(s, t);
 	t = tcase_create("paired");
 	tcase_set_timeout(t, 300);
