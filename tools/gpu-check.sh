@@ -146,10 +146,10 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 # The GPU tests, one at a time, alongside the CPU steps.
 gpu_tests &
 
-# up to the whole budget: test_codegen's NVRTC compiles took 294 s on an
-# H200 machine and passed 330 s there with the GPU pytest running beside it
+# Each up to the whole budget: test_codegen's NVRTC compiles took 294 s on an
+# H200 machine and passed 330 s there with the GPU pytest running beside it.
 # test_codegen_emu a tcase at a time, as ctest runs it (its cases read from
-# its source): whole, it ran past 300 s there
+# its source): whole, it ran past 300 s there.
 for t in "$BUILD"/tests/test_*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
