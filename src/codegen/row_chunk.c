@@ -72,10 +72,10 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 		                    n);
 	}
 	const char *ptr = row_ptr(R, i);
-	Hint hint = row_hint(R, i);
-	bool keep = hint == HINT_KEEP;
 	if (row_tile_elems(R))
 		return arena_printf(R->c->a, "fz_lde(%s, %s, %s, %s);", o, ptr, j0, n);
+	Hint hint = row_hint(R, i);
+	bool keep = hint == HINT_KEEP;
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
 		return arena_printf(R->c->a, "fz_ldm%s(%s, %s, %s, %s, fz_v%d);",
 		                    keep ? "<true>" : hint == HINT_LAST ? "<false, true>" : "", o, ptr, j0, n, i);
