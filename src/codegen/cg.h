@@ -109,8 +109,8 @@ typedef struct CgEntry {
 	                               its alignment, its first and last masked) */
 	bool direct;                /* TILE: a thread a row, its inputs read straight from global
 	                               memory, only its outputs staged (row_tile.c) */
-	int rowlen;                 /* TILE: direct, one chunk: the one row length it takes (its
-	                               fz_n a constant; `_tile1n<rowlen>`), 0 for any */
+	int rowlen;                 /* TILE: direct: the one row length it takes (its fz_n a
+	                               constant; `_tile<K>n<rowlen>`), 0 for any */
 	bool unstaged;              /* TILE: an entry of one row length (rowlen): its outputs
 	                               stored where they lie too, nothing staged */
 	int rpt;                    /* TILE, rowlen: rows a thread (2 or 4 in the `x2`, `x4` twins; else 1) */

@@ -206,7 +206,7 @@ typedef struct Choice {
 	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE: chunks a thread (its entry's class) */
-	int rowlen;                /* TILE: a thread a row of one chunk: n, its entry's constant */
+	int rowlen;                /* TILE: a thread a row: n, its entry's constant */
 	int rpt;                   /* TILE, rowlen: rows a thread (the entry's) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
@@ -503,7 +503,7 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * CG_TILE_FILL threads of them (but see below), or a multiple of V that takes more than a
  * thread (the register path's vectors are then aligned: faster, measured).
  * Rows of a multiple of V that a thread holds in fewer chunks than the
- * register path's rk take the direct entries (`_tile<K>d`): that path's
+ * register path's rk take the direct entries (`_tile<K>n<n>`): that path's
  * thread a row would compute rk chunks, the dead ones too. Measured on the
  * H200 (bench/replay_ab.py, the register path -> direct, their tiles
  * stored a vector a chunk by fz_tst, us): softmax f32 2097152x4 39.9 ->
@@ -512,10 +512,10 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * 22.4; 12 of 13 shapes faster, rmsnorm f32 1048576x8 19.4 -> 20.1. At rk
  * chunks the register path's thread holds no dead chunk and wins (softmax
  * f32 524288x16 27.6 -> 30.1, logsumexp f32 1048576x16 20.7 -> 42.2: a
- * thread's 64 bytes a row, read where they lie, miss the L1 again). Rows of
- * one chunk (n <= V) take the entry of their length (`_tile1n<n>`, n a
- * constant: row_emit.c's emit_lengths), which stages nothing up to
- * CG_TILE_UNSTAGED_MAX elements and at one vector (row_tile.c).
+ * thread's 64 bytes a row, read where they lie, miss the L1 again). Every
+ * direct entry is an entry of one length (`_tile<K>n<n>`, n a constant:
+ * row_emit.c's emit_lengths); of one chunk (n <= V) it stages nothing up
+ * to CG_TILE_UNSTAGED_MAX elements and at one vector (row_tile.c).
  * Few rows that a thread holds, not a multiple of V, take the direct entries
  * too (CG_RULE_TILE_FEW): the register path's masked class holds rk chunks
  * a thread (two threads of 4 chunks for a row of 3), all computed, a long
@@ -553,7 +553,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	bool few = z->rows * G < z->sms * CG_TILE_FILL;
 	if (G > 32 || (few && (G > 1 || aligned)))
 		return false;
-	int rowlen = K == 1 && G == 1 ? (int)z->n : 0;
+	int rowlen = G == 1 ? (int)z->n : 0;
 	int rpt = few ? 1 : cg_tile_rpt(rowlen, ki->vec);
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R * rpt),
 	               .rowlen = rowlen, .rpt = rpt, .rule = few ? CG_RULE_TILE_FEW : CG_RULE_TILE};
@@ -680,6 +680,8 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	             .K = f->K, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid, .rpt = 1,
 	             .rule = CG_RULE_FORCED};
+	if (f->path == CG_PATH_TILE && f->threads == 1) /* a thread a row: the entry of the row's length */
+		ch.rowlen = z.n <= CG_TILE_CHUNKS * ki->vec ? (int)z.n : 0;
 	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
 	int bound = f->hold ? CG_HOLD_THREADS : ki->max_threads;
 	bool ok = ch.G > 0 && whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= bound && ch.grid > 0;
@@ -780,19 +782,15 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		       "shared memory.";
 	case CG_PATH_TILE:
 		if (e->rowlen) { /* launch.c's tile_rules: which rows take which of a length's entries */
-			const char *rows = e->rpt > 1 || e->rowlen == V ? "many"
-			                   : cg_tile_rpt(e->rowlen, V) > 1 ? "few"
-			                                                  : "many or few";
+			bool whole = e->rowlen % V == 0; /* few such rows take the register path */
+			const char *rows = e->rpt > 1 || whole ? "many" : cg_tile_rpt(e->rowlen, V) > 1 ? "few" : "many or few";
 			if (e->rpt > 1)
 				return arena_printf(a, "Chosen for %s rows of %d elements, %s a thread.", rows, e->rowlen,
 				                    e->rpt == 4 ? "four" : "two");
-			return arena_printf(a, "Chosen for %s rows of %d element%s, a thread a row.", rows, e->rowlen,
-			                    e->rowlen == 1 ? "" : "s");
+			return arena_printf(a, "Chosen for %s rows of %d element%s, a thread a row%s.", rows, e->rowlen,
+			                    e->rowlen == 1 ? "" : "s",
+			                    whole && e->K > 1 ? ", where the register path's thread would hold more chunks" : "");
 		}
-		if (e->direct)
-			return arena_printf(a, "Chosen for rows of more than %d and at most %d elements, a thread a row (%d "
-			                       "chunks of %d): many, or few not a multiple of %d; of a multiple of %d, only those "
-			                       "shorter than the register path's thread.", e->K / 2 * V, e->K * V, e->K, V, V, V);
 		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunk%s of %d a thread of a group), "
 		                       "not a multiple of %d.", CG_TILE_CHUNKS * V, e->K, e->K == 1 ? "" : "s", V, V);
 	case CG_NPATHS: break;

@@ -20,12 +20,15 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 		sb_printf(sb, "%lld row%s leave%s the device idle, but the register path's masked class would compute "
 		              "chunks past rows this short in vain: ", (long long)l->rows, l->rows == 1 ? "" : "s",
 		          l->rows == 1 ? "s" : "");
-	else if (e->rowlen || e->direct)
+	else if (e->rowlen)
 		sb_puts(sb, "many rows: ");
 	if (e->rowlen && n == V)
 		sb_printf(sb, "%s = %lld is one vector", N, n);
-	else if (e->rowlen)
+	else if (e->rowlen && n < V)
 		sb_printf(sb, "%s = %lld is shorter than a vector of %d", N, n, V);
+	else if (e->rowlen)
+		sb_printf(sb, "%s = %lld is short (%d chunks of %d%s)", N, n, e->K, V,
+		          n % V ? "" : ", fewer than the register path's thread holds");
 	if (e->unstaged)
 		sb_printf(sb, ": the entry of that length, %s, which reads and writes it where it lies, nothing staged",
 		          cg_tile_span(&m->kinfo[k], e->rowlen, e->rpt)
@@ -36,10 +39,6 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 	else if (e->rowlen)
 		sb_puts(sb, ": the entry of that length, a thread a row, which reads its row from global memory, a warp's 32 "
 		            "rows' outputs staged through shared memory");
-	else if (e->direct)
-		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d: a thread a row%s): each thread reads its row from "
-		              "global memory, a warp's 32 rows' outputs staged through shared memory",
-		          N, n, m->kinfo[k].tile_kmax, V, n % V ? "" : ", fewer than the register path's thread holds");
 	else
 		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
 		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);

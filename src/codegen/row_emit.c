@@ -488,9 +488,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	nargs += rp->args(R, args + nargs);
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
-	const char *twin = R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : ""; /* `_tile1n<L>x<rpt>` */
+	const char *twin = R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : ""; /* `_tile<K>n<L>x<rpt>` */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
-	                     : tile && R->rowlen ? arena_printf(c->a, "tile1n%d%s", R->rowlen, twin)
+	                     : tile && R->rowlen ? arena_printf(c->a, "tile%dn%d%s", R->K, R->rowlen, twin)
 	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
@@ -592,27 +592,32 @@ static int cache_width(const struct CgKernelInfo *ki)
 	return b;
 }
 
-/* A thread a row of one chunk: an entry per row length L, its fz_n the
- * constant L (`_tile1n<L>`, compiled on first use): L from 2 to V where the
- * kernel's length is a symbol (1 is the rows of one element's, cg_rows_of_one),
- * else the literal's alone. Up to CG_TILE_UNSTAGED_MAX and at L = V (one
- * vector) it stages nothing (row_tile.c's row_tile_unstaged); below V, up
- * to CG_TILE_PAIR_MAX, it has a twin of two rows a thread (`x2`; rows of 2
- * halves four, `x4`: cg_tile_rpt), for many rows (launch.c's tile_rules).
- * With the length a run-time value every row paid its tests and its dead
- * lanes' math. Measured on the H200
- * (bench/replay_ab.py, one `_tile1d` -> these, us): softmax f16 4194304x4
- * 55.8 -> 39.1, layernorm f16 5592405x3 87.7 -> 50.5, softmax bf16
- * 2396745x7 35.5 -> 29.9, f32 4194304x2 41.3 -> 32.9, rmsnorm f16
- * 2396745x7 31.6 -> 26.2 (ten lengths of 2 to 7, 0.58-0.94x); rows of one
- * vector 0.92-1.00x (docs/performance.md, "Rows of one chunk: an entry a
- * length"). */
+/* A thread a row of K chunks: an entry per row length L, its fz_n the
+ * constant L (`_tile<K>n<L>`, compiled on first use): L from K/2 V + 1 to
+ * K V (one chunk: from 2 to V; 1 is the rows of one element's,
+ * cg_rows_of_one) where the kernel's length is a symbol, else the
+ * literal's alone. At one chunk, up to CG_TILE_UNSTAGED_MAX and at L = V
+ * (one vector) it stages nothing (row_tile.c's row_tile_unstaged); below
+ * V, up to CG_TILE_PAIR_MAX, it has a twin of two rows a thread (`x2`;
+ * rows of 2 halves four, `x4`: cg_tile_rpt), for many rows (launch.c's
+ * tile_rules). With the length a run-time value every row paid its tests
+ * and its dead lanes' math. Measured on the H200 (bench/replay_ab.py, one
+ * `_tile1d` -> these, us): softmax f16 4194304x4 55.8 -> 39.1, layernorm
+ * f16 5592405x3 87.7 -> 50.5, softmax bf16 2396745x7 35.5 -> 29.9, f32
+ * 4194304x2 41.3 -> 32.9, rmsnorm f16 2396745x7 31.6 -> 26.2 (ten lengths
+ * of 2 to 7, 0.58-0.94x); rows of one vector 0.92-1.00x (docs/performance.md,
+ * "Rows of one chunk: an entry a length"). Rows of 2 and 4 chunks (one
+ * `_tile<K>d` -> these, us): softmax f16 1290555x13 36.2 -> 27.9, layernorm
+ * f16 33.9 -> 27.4, log_softmax bf16 1198373x14 29.4 -> 23.2, softmax f32
+ * 838861x10 25.9 -> 20.8, 645277x13 24.5 -> 21.9, layernorm f32 1198373x7
+ * 23.5 -> 21.2, softmax f16 1048576x16 26.3 -> 24.6, layernorm bf16 25.2 ->
+ * 22.5 (14 shapes, 0.77-1.00x; rmsnorm f16 1048576x16 20.7 -> 20.8). */
 static bool emit_lengths(RowK *R, const RowPath *rp)
 {
 	Dim N = R->k->domain[R->k->rank - 1];
-	int lo = 2, hi = R->vec;
+	int lo = R->K == 1 ? 2 : R->K / 2 * R->vec + 1, hi = R->K * R->vec;
 	if (!dim_is_sym(N))
-		lo = hi = N >= 2 && N <= R->vec ? (int)N : 0;
+		lo = hi = N >= lo && N <= hi ? (int)N : 0;
 	bool ok = true;
 	R->direct = true;
 	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
@@ -628,10 +633,10 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 	return ok;
 }
 
-/* Staged rows: classes of 1, 2, ... up to tile_kmax chunks a thread, an
- * entry each (compiled on first use). Below kmax a thread holds its row
- * alone (launch.c's tile_rules: the direct entries; one chunk, an entry a
- * length); at kmax either a group or a thread a row. */
+/* Staged rows: classes of 1, 2, ... up to tile_kmax chunks a thread
+ * (compiled on first use). Below kmax a thread holds its row alone
+ * (launch.c's tile_rules: the direct entries, an entry a length); at kmax
+ * either a group (an entry) or a thread a row (an entry a length). */
 static bool emit_tiles(RowK *R, const RowPath *rp)
 {
 	int kmax = R->c->info->tile_kmax;
@@ -641,12 +646,7 @@ static bool emit_tiles(RowK *R, const RowPath *rp)
 		R->direct = false;
 		if (K == kmax)
 			ok = emit_entry(R, rp);
-		if (K == 1) {
-			ok = ok && emit_lengths(R, rp);
-		} else {
-			R->direct = true;
-			ok = ok && emit_entry(R, rp);
-		}
+		ok = ok && emit_lengths(R, rp);
 	}
 	R->direct = false;
 	return ok;

@@ -43,8 +43,8 @@
 
 /* Rows a thread holds alone (launch.c's tile_rules: up to tile_kmax
  * chunks, rows of up to 16 elements in f32 and in halves) take the direct
- * entries (`_tile<K>d`: every class below tile_kmax, and a twin of the
- * tile_kmax class): each thread reads its own row straight from global
+ * entries (`_tile<K>n<L>`, an entry a length: every class below tile_kmax,
+ * and beside the tile_kmax class's groups): each thread reads its own row straight from global
  * memory, and only the outputs are staged, a warp's rows at a time, with no
  * block barrier. A warp's loads of its 32 rows meet in the L1, so each
  * sector comes from DRAM once; blockDim.x is 1, so a chunk's offset is a
@@ -86,7 +86,8 @@ bool row_tile_direct(const RowK *R)
  * 1048576x16 28.6 -> 26.2, f32 1048576x8 20.5 -> 24.5. */
 bool row_tile_unstaged(const RowK *R)
 {
-	return row_tile_direct(R) && R->rowlen > 0 && (R->rowlen <= CG_TILE_UNSTAGED_MAX || R->rowlen == R->vec);
+	return row_tile_direct(R) && R->rowlen > 0 && R->rowlen <= R->vec &&
+	       (R->rowlen <= CG_TILE_UNSTAGED_MAX || R->rowlen == R->vec);
 }
 
 /* Pairs of rows whose spans are whole vectors (cg_tile_span) are a
@@ -170,11 +171,7 @@ static const char *tile_describe(RowK *R)
 	if (R->rowlen)
 		return arena_printf(R->c->a, "rows of %d elements, a thread a row: its inputs read straight from global "
 		                    "memory, its outputs staged through shared memory a warp's rows at a time; each row in "
-		                    "registers, 1 chunk of %d elements", R->rowlen, R->vec);
-	if (row_tile_direct(R))
-		return arena_printf(R->c->a, "short rows, a thread a row: its inputs read straight from global memory, its "
-		                    "outputs staged through shared memory a warp's rows at a time; each row in registers, "
-		                    "%d chunk%s of %d elements", R->K, R->K == 1 ? "" : "s", R->vec);
+		                    "registers, %d chunk%s of %d elements", R->rowlen, R->K, R->K == 1 ? "" : "s", R->vec);
 	return arena_printf(R->c->a, "short rows: the block's rows staged through shared memory, copied in and out as "
 	                    "whole vectors; each row in registers, %d chunk%s of %d elements a thread", R->K,
 	                    R->K == 1 ? "" : "s", R->vec);

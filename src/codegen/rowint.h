@@ -100,7 +100,7 @@ struct RowK {
 	const RowPath *path;
 	int q;                  /* the pass being written (P: the epilogue) */
 	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
-	int rowlen;             /* TILE: direct, one chunk: its rows' length, a constant (0: any) */
+	int rowlen;             /* TILE: direct: its rows' length, a constant (0: any) */
 	int rpt;                /* TILE, rowlen: rows a thread (2 or 4, adjacent, or 2 a block's rows apart:
 	                           row_tile_span, cg_tile_rpt; else 1) */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */

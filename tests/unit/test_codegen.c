@@ -230,15 +230,17 @@ START_TEST(entries_and_arguments)
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
 	/* the pointwise entry; reg4 and its masked class, the tile's classes
-	 * of a thread a row (one chunk: an entry a row length, 2 to 4, below V
-	 * with its twin of two rows a thread; then d) and its class of groups
-	 * (the paths in registers), row, split (the cached ones), split rows
-	 * without a cache and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 14);
-	static const char *names[] = {"test_k0_pw",        "test_k1_reg4",      "test_k1_reg4m",   "test_k1_tile1n2",
-	                              "test_k1_tile1n2x2", "test_k1_tile1n3",   "test_k1_tile1n3x2", "test_k1_tile1n4",
-	                              "test_k1_tile2d",    "test_k1_tile4",     "test_k1_tile4d",  "test_k1_row",
-	                              "test_k1_split",     "test_k1_stream",    "test_k1_one"};
+	 * of a thread a row (an entry a row length: of one chunk 2 to 4, below
+	 * V with its twin of two rows a thread; of two chunks 5 to 8; of four
+	 * 9 to 16) and its class of groups (the paths in registers), row, split
+	 * (the cached ones), split rows without a cache and rows of one element */
+	ck_assert_int_eq(m->nentries, 1 + 24);
+	static const char *names[] = {
+	    "test_k0_pw",       "test_k1_reg4",      "test_k1_reg4m",    "test_k1_tile1n2",  "test_k1_tile1n2x2",
+	    "test_k1_tile1n3",  "test_k1_tile1n3x2", "test_k1_tile1n4",  "test_k1_tile2n5",  "test_k1_tile2n6",
+	    "test_k1_tile2n7",  "test_k1_tile2n8",   "test_k1_tile4",    "test_k1_tile4n9",  "test_k1_tile4n10",
+	    "test_k1_tile4n11", "test_k1_tile4n12",  "test_k1_tile4n13", "test_k1_tile4n14", "test_k1_tile4n15",
+	    "test_k1_tile4n16", "test_k1_row",       "test_k1_split",    "test_k1_stream",   "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -258,7 +260,7 @@ START_TEST(entries_and_arguments)
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[16] = {0};
+		bool want[1 + 24] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -318,11 +320,11 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the twelve entries (the register path's two classes, the
-	 * general loop, split rows, the eight entries of staged rows); split
+	 * each of the twenty-two entries (the register path's two classes, the
+	 * general loop, split rows, the eighteen entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 63);
+	ck_assert_int_eq(lines, 103);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -645,17 +647,20 @@ START_TEST(row_schedules_by_length)
 	                           "done\n\t\t\tbreak;\n"));
 	l = launch(c, 0, (int64_t[]){1, 7});
 	ck_assert_int_eq(l.rule, CG_RULE_TILE_FEW);
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2d");
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2n7");
 	ck_assert_uint_eq(l.grid[0], 1);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 8}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 4}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){(int64_t)h100().sm_count * 256, 3}).rule, CG_RULE_TILE);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
-	 * of 256 * 7 + 8 elements, rounded to 16 bytes */
+	 * of 256 * 7 + 8 elements, rounded to 16 bytes; the entry of that
+	 * length, its fz_n a constant */
 	l = launch(c, 0, (int64_t[]){1 << 20, 7});
 	te = &c->module.entries[l.entry];
-	ck_assert_str_eq(te->symbol, "test_k0_tile2d");
+	ck_assert_str_eq(te->symbol, "test_k0_tile2n7");
+	ck_assert_int_eq(te->rowlen, 7);
+	ck_assert(strstr(te->text, "const long long fz_n = 7; // dim_N: this entry's rows are 7 long\n"));
 	ck_assert_uint_eq(l.block[0], 1);
 	ck_assert_uint_eq(l.block[1], 256);
 	ck_assert(te->direct);
@@ -707,18 +712,18 @@ START_TEST(row_schedules_by_length)
 	ck_assert(strstr(te->text, "fz_spout(out_y + fz_rt * fz_n, fz_spn, fz_sp1);\n"));
 	ck_assert_ptr_null(strstr(te->text, "fz_tr0"));
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){1 << 20, 1}).path, CG_PATH_POINTWISE); /* rows of one element */
-	/* and up to tile_kmax chunks: 13 takes the twin of the class of 4 */
+	/* and up to tile_kmax chunks: 13 takes the class of 4's entry of its length */
 	l = launch(c, 0, (int64_t[]){1 << 20, 13});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4d");
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4n13");
 	ck_assert_uint_eq(l.block[0], 1);
 	ck_assert_int_eq(l.tiles, 256 * 13 * 4 + 32);
 	/* a multiple of 4 that a thread holds in fewer chunks than the register
 	 * path's 4: the direct entries, as the odd widths (the register path's
 	 * thread would compute its dead chunks) */
 	l = launch(c, 0, (int64_t[]){1 << 20, 8});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2d");
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile2n8");
 	l = launch(c, 0, (int64_t[]){1 << 20, 12});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4d");
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4n12");
 	ck_assert_uint_eq(l.block[0], 1);
 	/* rows of one vector: a direct entry of their own, which stages
 	 * nothing (no tile, no shared memory), each row's output stored where
@@ -1118,24 +1123,32 @@ END_TEST
  * (tile_threads): 5 blocks of 256 an SM for halves (20 of 64 where several
  * threads take a row; 8 in the entries that stage nothing), 8 for those f32
  * classes, the kernel's thread bound alone for f32 rows of tile_kmax
- * chunks. A thread a row of one chunk: an entry a row length (2 to V: 3 in
- * f32, 7 in halves). */
+ * chunks. A thread a row: an entry a row length (of one chunk 2 to V, of
+ * K chunks K/2 V + 1 to K V). */
 START_TEST(tile_entries)
 {
 	static const struct {
-		const char *ty, *bounds[14];
+		const char *ty, *bounds[24];
 	} cases[] = {
 	    {"f32", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n2x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
-	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile2d(",
-	             "__launch_bounds__(1024) test_k0_tile4(", "__launch_bounds__(1024) test_k0_tile4d("}},
+	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile2n5(",
+	             "__launch_bounds__(256, 8) test_k0_tile2n6(", "__launch_bounds__(256, 8) test_k0_tile2n7(",
+	             "__launch_bounds__(256, 8) test_k0_tile2n8(", "__launch_bounds__(1024) test_k0_tile4(",
+	             "__launch_bounds__(1024) test_k0_tile4n9(", "__launch_bounds__(1024) test_k0_tile4n10(",
+	             "__launch_bounds__(1024) test_k0_tile4n11(", "__launch_bounds__(1024) test_k0_tile4n12(",
+	             "__launch_bounds__(1024) test_k0_tile4n13(", "__launch_bounds__(1024) test_k0_tile4n14(",
+	             "__launch_bounds__(1024) test_k0_tile4n15(", "__launch_bounds__(1024) test_k0_tile4n16(", NULL}},
 	    {"f16", {"__launch_bounds__(256, 8) test_k0_tile1n2(", "__launch_bounds__(256, 8) test_k0_tile1n2x4(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile1n4x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n5(", "__launch_bounds__(256, 8) test_k0_tile1n5x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n6(", "__launch_bounds__(256, 5) test_k0_tile1n7(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n8(", "__launch_bounds__(64, 20) test_k0_tile2(",
-	             "__launch_bounds__(256, 5) test_k0_tile2d(", NULL}},
+	             "__launch_bounds__(256, 5) test_k0_tile2n9(", "__launch_bounds__(256, 5) test_k0_tile2n10(",
+	             "__launch_bounds__(256, 5) test_k0_tile2n11(", "__launch_bounds__(256, 5) test_k0_tile2n12(",
+	             "__launch_bounds__(256, 5) test_k0_tile2n13(", "__launch_bounds__(256, 5) test_k0_tile2n14(",
+	             "__launch_bounds__(256, 5) test_k0_tile2n15(", "__launch_bounds__(256, 5) test_k0_tile2n16(", NULL}},
 	};
 	for (int i = 0; i < 2; i++) {
 		char prog[160];
@@ -1153,12 +1166,16 @@ START_TEST(tile_entries)
 			 * tile_kmax's), its input read where it is, its chunks at
 			 * constant offsets and nothing to combine; a group a row
 			 * reduces by shuffles */
-			bool direct = t->symbol[strlen(t->symbol) - 1] == 'd' || t->rowlen > 0;
+			char lname[64]; /* `_tile<K>n<L>`, and its twins' x2, x4 */
+			snprintf(lname, sizeof lname, "test_k0_tile%dn%d", t->K, t->rowlen);
+			bool direct = t->rowlen > 0 && strncmp(t->symbol, lname, strlen(lname)) == 0;
 			ck_assert_int_eq(t->direct, direct);
-			ck_assert_int_eq(t->unstaged, t->rowlen > 0 && (t->rowlen <= CG_TILE_UNSTAGED_MAX ||
-			                                                t->rowlen == m->kinfo[t->kernel].vec));
+			int V = m->kinfo[t->kernel].vec;
+			ck_assert_int_eq(t->unstaged, t->rowlen > 0 && (t->rowlen <= CG_TILE_UNSTAGED_MAX || t->rowlen == V) &&
+			                                  t->rowlen <= V);
 			ck_assert_int_eq(strstr(t->text, "fz_tout_warp") != NULL, direct && !t->unstaged);
-			ck_assert(t->rowlen == 0 || t->K == 1);
+			/* every entry of a thread a row takes one length, of its class */
+			ck_assert(!direct || (t->rowlen > t->K / 2 * V && t->rowlen <= t->K * V));
 			int rpt = !t->rowlen ? 1 : strstr(t->symbol, "x4") ? 4 : strstr(t->symbol, "x2") ? 2 : 1;
 			ck_assert_int_eq(t->rpt, rpt);
 			ck_assert(rpt == 1 || rpt == cg_tile_rpt(t->rowlen, m->kinfo[t->kernel].vec));
@@ -1177,7 +1194,7 @@ START_TEST(tile_entries)
 			                                      : direct ? "fz_gld(l0[k], fz_tr0, j0, fz_ei);"
 			                                               : "fz_tld(l0[k], fz_tr0, j0, fz_ei);"));
 		}
-		ck_assert_int_eq(ntiles, i == 0 ? 8 : 13);
+		ck_assert_int_eq(ntiles, i == 0 ? 18 : 20);
 		const CgEntry *r = entry_of(c, CG_PATH_REG, false);
 		ck_assert_int_eq(r->static_smem, CG_RED_WORDS * 8);
 		pipe_free(c);
