@@ -72,13 +72,13 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 		                    n);
 	}
 	const char *ptr = row_ptr(R, i);
-	if (row_tile_elems(R))
-		return arena_printf(R->c->a, "fz_lde(%s, %s, %s, %s);", o, ptr, j0, n);
 	/* a column operand of an entry of one row length: all of it, the rows
 	 * past the last too (their values unused), so that its bound is the
 	 * constant, not fz_ei: no partial chunk where the row has none */
 	if (R->rowlen && !R->roff[i])
 		n = "(int)fz_n";
+	if (row_tile_elems(R))
+		return arena_printf(R->c->a, "fz_lde(%s, %s, %s, %s);", o, ptr, j0, n);
 	Hint hint = row_hint(R, i);
 	bool keep = hint == HINT_KEEP;
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */

@@ -491,7 +491,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	const char *twin = R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : ""; /* `_tile<K>n<L>x<rpt>` */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
 	                     : tile && R->rowlen ? arena_printf(c->a, "tile%dn%d%s", R->K, R->rowlen, twin)
-	                     : tile      ? arena_printf(c->a, "tile%d%s", R->K, R->direct ? "d" : "")
+	                     : tile      ? arena_printf(c->a, "tile%d", R->K) /* a group a row */
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);

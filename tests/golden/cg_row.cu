@@ -1427,7 +1427,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_lde(l1, in_w, j0, fz_ei);
+				fz_lde(l1, in_w, j0, (int)fz_n);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1527,7 +1527,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_lde(l1, in_w, j0, fz_ei);
+				fz_lde(l1, in_w, j0, (int)fz_n);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1622,7 +1622,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_lde(l1, in_w, j0, fz_ei);
+				fz_lde(l1, in_w, j0, (int)fz_n);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
@@ -1718,7 +1718,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3x2(
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
 				float l1[4];
-				fz_lde(l1, in_w, j0, fz_ei);
+				fz_lde(l1, in_w, j0, (int)fz_n);
 				float v10[4];
 #pragma unroll
 				for (int u = 0; u < 4; u++) {

@@ -1253,6 +1253,11 @@ START_TEST(tile_column_operands)
 		ck_assert_msg((strstr(t->text, "fz_lde(l") != NULL) == elems, "%s", t->symbol);
 		ck_assert_msg((strstr(t->text, "fz_ldm(l") != NULL) == !elems, "%s", t->symbol);
 		ck_assert_msg((strstr(t->text, "fz_aligned(in_w") != NULL) == !elems, "%s", t->symbol);
+		/* in every entry of one length, w's bound is that length, also in
+		 * the rows past the last (fz_ei would make its chunks partial) */
+		ck_assert_msg(t->rowlen == 0 || strstr(t->text, elems ? "in_w, j0, (int)fz_n);" : "in_w, j0, (int)fz_n, fz_v"),
+		              "%s", t->symbol);
+		ck_assert_msg(t->rowlen == 0 || !strstr(t->text, "in_w, j0, fz_ei"), "%s", t->symbol);
 	}
 	ck_assert_int_eq(nshort, 10); /* rows of 2 to 7, and the twins of 2 to 5 */
 	ck_assert_ptr_nonnull(strstr(m->source, "__device__ __noinline__ float fz_rsqrt_text(float x)"));
