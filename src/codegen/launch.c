@@ -502,20 +502,25 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * block. false where they are not short, or too few to give every SM
  * CG_TILE_FILL threads of them (but see below), or a multiple of V that takes more than a
  * thread (the register path's vectors are then aligned: faster, measured).
- * Rows of a multiple of V that a thread holds in fewer chunks than the
- * register path's rk take the direct entries (`_tile<K>n<n>`): that path's
+ * Rows of a multiple of V that a thread holds in at most the register
+ * path's rk chunks take the direct entries (`_tile<K>n<n>`): that path's
  * thread a row would compute rk chunks, the dead ones too. Measured on the
  * H200 (bench/replay_ab.py, the register path -> direct, their tiles
  * stored a vector a chunk by fz_tst, us): softmax f32 2097152x4 39.9 ->
  * 22.8, 1048576x8 25.8 -> 19.5, 699050x12 27.5 -> 24.0, bf16 1048576x8 31.9
  * -> 15.2, f16 1048576x16 32.6 -> 28.4, logsumexp f32 2097152x8 31.9 ->
  * 22.4; 12 of 13 shapes faster, rmsnorm f32 1048576x8 19.4 -> 20.1. At rk
- * chunks the register path's thread holds no dead chunk and wins (softmax
- * f32 524288x16 27.6 -> 30.1, logsumexp f32 1048576x16 20.7 -> 42.2: a
- * thread's 64 bytes a row, read where they lie, miss the L1 again). Every
- * direct entry is an entry of one length (`_tile<K>n<n>`, n a constant:
- * row_emit.c's emit_lengths); of one chunk (n <= V) it stages nothing up
- * to CG_TILE_UNSTAGED_MAX elements and at one vector (row_tile.c).
+ * chunks the register path's thread holds no dead chunk, and won against
+ * the direct entry of any length (softmax f32 524288x16 27.6 -> 30.1,
+ * logsumexp f32 1048576x16 20.7 -> 42.2), but not against the entry of
+ * that length, whose outputs are staged where the register path's stores
+ * are a quarter of a row's sectors each (the register path -> `_tile4n16`,
+ * us): softmax f32 524288x16 28.9 -> 20.2, log_softmax 27.5 -> 19.4,
+ * rmsnorm 25.6 -> 22.1, layernorm 24.6 -> 22.9, 262144x16 15.5 -> 10.6;
+ * logsumexp 1048576x16 (no row outputs) 21.0 -> 21.2. Every direct entry
+ * is an entry of one length (`_tile<K>n<n>`, n a constant: row_emit.c's
+ * emit_lengths); of one chunk (n <= V) it stages nothing up to
+ * CG_TILE_UNSTAGED_MAX elements and at one vector (row_tile.c).
  * Few rows that a thread holds, not a multiple of V, take the direct entries
  * too (CG_RULE_TILE_FEW): the register path's masked class holds rk chunks
  * a thread (two threads of 4 chunks for a row of 3), all computed, a long
@@ -546,7 +551,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	int64_t chunks = cdiv(z->n, ki->vec), kmax = ki->tile_kmax;
 	bool aligned = z->n % ki->vec == 0;
 	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || chunks > CG_TILE_CHUNKS ||
-	    (aligned && (chunks > kmax || chunks >= ki->rk)))
+	    (aligned && (chunks > kmax || chunks > ki->rk)))
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
 	int64_t R = cg_tile_threads(G == 1) / G;
@@ -789,7 +794,8 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 				                    e->rpt == 4 ? "four" : "two");
 			return arena_printf(a, "Chosen for %s rows of %d element%s, a thread a row%s.", rows, e->rowlen,
 			                    e->rowlen == 1 ? "" : "s",
-			                    whole && e->K > 1 ? ", where the register path's thread would hold more chunks" : "");
+			                    whole && e->K > 1 ? ", where the register path's thread would hold as many chunks or more"
+			                                      : "");
 		}
 		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunk%s of %d a thread of a group), "
 		                       "not a multiple of %d.", CG_TILE_CHUNKS * V, e->K, e->K == 1 ? "" : "s", V, V);

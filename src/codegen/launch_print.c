@@ -28,7 +28,9 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 		sb_printf(sb, "%s = %lld is shorter than a vector of %d", N, n, V);
 	else if (e->rowlen)
 		sb_printf(sb, "%s = %lld is short (%d chunks of %d%s)", N, n, e->K, V,
-		          n % V ? "" : ", fewer than the register path's thread holds");
+		          n % V                          ? ""
+		          : n / V < m->kinfo[k].rk       ? ", fewer than the register path's thread holds"
+		                                         : ", as many as the register path's thread holds");
 	if (e->unstaged)
 		sb_printf(sb, ": the entry of that length, %s, which reads and writes it where it lies, nothing staged",
 		          cg_tile_span(&m->kinfo[k], e->rowlen, e->rpt)

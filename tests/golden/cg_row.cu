@@ -2139,7 +2139,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n7(
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile2n8: rows of 8 elements, a thread a row: its inputs read straight from global memory, its outputs staged through shared memory a warp's rows at a time; each row in registers, 2 chunks of 4 elements
-// Chosen for many rows of 8 elements, a thread a row, where the register path's thread would hold more chunks.
+// Chosen for many rows of 8 elements, a thread a row, where the register path's thread would hold as many chunks or more.
 extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n8(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
@@ -2655,7 +2655,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n11(
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile4n12: rows of 12 elements, a thread a row: its inputs read straight from global memory, its outputs staged through shared memory a warp's rows at a time; each row in registers, 4 chunks of 4 elements
-// Chosen for many rows of 12 elements, a thread a row, where the register path's thread would hold more chunks.
+// Chosen for many rows of 12 elements, a thread a row, where the register path's thread would hold as many chunks or more.
 extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n12(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
@@ -3063,7 +3063,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n15(
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile4n16: rows of 16 elements, a thread a row: its inputs read straight from global memory, its outputs staged through shared memory a warp's rows at a time; each row in registers, 4 chunks of 4 elements
-// Chosen for many rows of 16 elements, a thread a row, where the register path's thread would hold more chunks.
+// Chosen for many rows of 16 elements, a thread a row, where the register path's thread would hold as many chunks or more.
 extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n16(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,

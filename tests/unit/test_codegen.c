@@ -741,10 +741,12 @@ START_TEST(row_schedules_by_length)
 	ck_assert(strstr(te->text, "float *fz_tr1 = out_y + fz_row * fz_n;") &&
 	          strstr(te->text, "fz_tst(fz_tr1, j0, fz_ei, v5);") && strstr(te->text, "fz_gld(l0[k], fz_tr0, j0, fz_ei);"));
 	ck_assert(!strstr(te->text, "fz_smem") && !strstr(te->text, "fz_tout") && !strstr(te->text, "__syncwarp"));
-	/* a multiple of 4 of 4 chunks or more: the register path's aligned
-	 * vectors (faster than the tile, measured) */
+	/* a multiple of 4 of as many chunks as the register path's thread
+	 * holds: the entry of that length, its outputs staged (faster,
+	 * measured); of more: the register path's aligned vectors */
 	l = launch(c, 0, (int64_t[]){1 << 20, 16});
-	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_int_eq(l.path, CG_PATH_TILE);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4n16");
 	ck_assert_uint_eq(l.block[0], 1);
 	l = launch(c, 0, (int64_t[]){1 << 20, 20});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
