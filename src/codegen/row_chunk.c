@@ -455,11 +455,21 @@ static bool has_row_div(const RowK *R, const Closure *m)
  * 8192x1024, 131072x64, f16 131072x128). Not the others, whose skipped
  * math cost less than the branches: layernorm f32 419430x20 21.1 -> 22.8,
  * bf16 174762x96 21.8 -> 22.5, 4095x4096 21.1 -> 21.8, log_softmax f32
- * 104857x80 19.6 -> 19.4 (docs/performance.md). */
+ * 104857x80 19.6 -> 19.4 (docs/performance.md). Nor kernels with a
+ * broadcast stream (a row offset of its own), where the branches took
+ * registers, and threads an SM with them: masked softmax f16 (its mask
+ * [B, 1, 1, K]) 83 -> 113 registers under a bound of 128, 4x16x256x1024
+ * 26.6 -> 39.0 us in the sweeps of 2026-11-29 and -30, rows with no dead
+ * chunk; plain softmax's entries took none. */
 static bool row_skips_dead(const RowK *R)
 {
 	if (R->path->path != CG_PATH_REG || R->path->masked)
 		return false;
+	for (int i = 0, d = -1; i < R->k->nparams; i++) { /* a broadcast stream: a row offset of its own */
+		if (R->roff[i] && d >= 0 && R->rdecl[i] != d)
+			return false;
+		d = R->roff[i] ? R->rdecl[i] : d;
+	}
 	for (int i = 0; i < R->k->nnodes; i++)
 		if (row_div(R, &R->c->g->nodes[R->k->nodes[i]]))
 			return true;
