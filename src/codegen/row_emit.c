@@ -607,7 +607,7 @@ static int cache_width(const struct CgKernelInfo *ki)
  * 4194304x2 41.3 -> 32.9, rmsnorm f16 2396745x7 31.6 -> 26.2 (ten lengths
  * of 2 to 7, 0.58-0.94x); rows of one vector 0.92-1.00x (docs/performance.md,
  * "Rows of one chunk: an entry a length"). Rows of 2 and 4 chunks (one
- * `_tile<K>d` -> these, us): softmax f16 1290555x13 36.2 -> 27.9, layernorm
+ * `_tile<K>d` -> these, us): softmax f16 1290555x13 36.3 -> 27.9, layernorm
  * f16 33.9 -> 27.4, log_softmax bf16 1198373x14 29.4 -> 23.2, softmax f32
  * 838861x10 25.9 -> 20.8, 645277x13 24.5 -> 21.9, layernorm f32 1198373x7
  * 23.5 -> 21.2, softmax f16 1048576x16 26.3 -> 24.6, layernorm bf16 25.2 ->

@@ -41,22 +41,23 @@
  */
 #include "codegen/rowint.h"
 
-/* Rows a thread holds alone (launch.c's tile_rules: up to tile_kmax
- * chunks, rows of up to 16 elements in f32 and in halves) take the direct
- * entries (`_tile<K>n<L>`, an entry a length: every class below tile_kmax,
- * and beside the tile_kmax class's groups): each thread reads its own row straight from global
- * memory, and only the outputs are staged, a warp's rows at a time, with no
- * block barrier. A warp's loads of its 32 rows meet in the L1, so each
- * sector comes from DRAM once; blockDim.x is 1, so a chunk's offset is a
- * constant (row_reg_start) and there is nothing to combine (no reduction
- * code): every load of the row issues at once. Measured on the H200
- * (docs/performance.md, "A thread a row"; bench/replay_ab.py, main -> the
- * direct entries, us): faster at all 20 shapes of rows of 3 to 15 timed,
- * 0.77-0.94x: logsumexp f32 2097152x7 26.5 -> 20.4, softmax f32 838861x10
- * 31.0 -> 25.5, rmsnorm bf16 2396745x7 39.6 -> 31.6, layernorm f16
- * 5592405x3 96.5 -> 85.6. Rows of 31 (two threads a row, staged) keep the
- * staged entries: a hand-written thread of 32 elements was no faster
- * (softmax f32 270601x31 25.2 -> 25.3 us, layernorm 25.6 -> 28.1). */
+/* Rows a thread holds alone (launch.c's tile_rules: up to tile_kmax chunks,
+ * rows of up to 16 elements in f32 and in halves) take the direct entries
+ * (`_tile<K>n<L>`, an entry a length: every class below tile_kmax, and
+ * beside the tile_kmax class's groups): each thread reads its own row
+ * straight from global memory, and only the outputs are staged, a warp's
+ * rows at a time, with no block barrier. A warp's loads of its 32 rows meet
+ * in the L1, so each sector comes from DRAM once; blockDim.x is 1, so a
+ * chunk's offset is a constant (row_reg_start) and there is nothing to
+ * combine (no reduction code): every load of the row issues at once.
+ * Measured on the H200 (docs/performance.md, "A thread a row";
+ * bench/replay_ab.py, main -> the direct entries, us): faster at all 20
+ * shapes of rows of 3 to 15 timed, 0.77-0.94x: logsumexp f32 2097152x7 26.5
+ * -> 20.4, softmax f32 838861x10 31.0 -> 25.5, rmsnorm bf16 2396745x7 39.6
+ * -> 31.6, layernorm f16 5592405x3 96.5 -> 85.6. Rows of 31 (two threads a
+ * row, staged) keep the staged entries: a hand-written thread of 32 elements
+ * was no faster (softmax f32 270601x31 25.2 -> 25.3 us, layernorm 25.6 ->
+ * 28.1). */
 bool row_tile_direct(const RowK *R)
 {
 	return R->path->path == CG_PATH_TILE && R->direct;
