@@ -352,20 +352,22 @@ def select(points, args):
 # ---- the torch programs --------------------------------------------------------------------
 
 def point_of_key(key, points=None):
-    """The point a key names: the plan's, or, for a family of rows over two
-    axes, any shape written as the plan writes it (`softmax-f32-645278x13`:
-    rows x width), so that the tools time shapes the plan lacks. None if
-    neither."""
+    """The point a key names: the plan's, or, for a family of rows, any
+    shape written as the plan writes it (`softmax-f32-645278x13`: rows x
+    width; `masked_softmax-f16-4x16x1024x96`: its dims in the program's
+    order, the last the width), so that the tools time shapes the plan
+    lacks. None if neither."""
     points = points if points is not None else {p["key"]: p for p in plan()}
     if key in points:
         return points[key]
     try:
         name, dtype, shape = key.rsplit("-", 2)
-        rows, width = (int(v) for v in shape.split("x"))
+        dims = [int(v) for v in shape.split("x")]
         fam = family(name, dtype)
     except (ValueError, KeyError):
         return None
-    if fam["pointwise"] or rows < 1 or width < 1:
+    rows, width = math.prod(dims[:-1]), dims[-1]
+    if fam["pointwise"] or len(dims) < 2 or min(dims) < 1:
         return None
     p = point(fam, fam["dims"](width, rows), width, False)
     return p if p["key"] == key else None
@@ -732,7 +734,7 @@ def parse_args(argv):
                     help="run every M-th point of the plan from the N-th (default 1/1, all)")
     ap.add_argument("--quick", action="store_true", help="a handful of points (%d)" % len(QUICK))
     ap.add_argument("--only", help="comma-separated substrings of point keys, or keys of shapes "
-                    "the plan lacks (rows x width of a family of rows: softmax-f32-262144x32)")
+                    "the plan lacks (a family of rows: softmax-f32-262144x32, masked_softmax-f16-4x16x1024x96)")
     ap.add_argument("--budget", type=float, default=480,
                     help="seconds: start no point that would end past this (default 480)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")

@@ -514,15 +514,20 @@ class SweepPlan(unittest.TestCase):
 
     def test_keys_of_shapes_the_plan_lacks(self):
         """The tools take a row family's shape written as the plan writes
-        it, rows x width, in or out of the plan; nothing else."""
+        it (rows x width, or every dim: a masked softmax's B x H x Q x K),
+        in or out of the plan; nothing else."""
         p = sweep.point_of_key("softmax-f32-645278x13")
         self.assertEqual(p["dims"], {"B": 645278, "N": 13})
         self.assertEqual((p["width"], p["family"], p["dtype"]), (13, "softmax", "f32"))
         self.assertEqual(sweep.point_of_key("layernorm-bf16-1525201x11")["dims"], {"R": 1525201, "C": 11})
         planned = {q["key"]: q for q in sweep.plan()}
         self.assertIs(sweep.point_of_key("softmax-f32-8381x1001", planned), planned["softmax-f32-8381x1001"])
+        p = sweep.point_of_key("masked_softmax-f16-4x16x1024x96")
+        self.assertEqual(p["dims"], {"B": 4, "H": 16, "Q": 1024, "K": 96})
+        self.assertEqual((p["width"], p["rows"]), (96, 4 * 16 * 1024))
         for key in ("softmax-f32-x1", "softmax-f32-0x13", "nosuch-f32-8x8", "softmax-f64-8x8", "gelu_tanh-f32-1x8",
-                    "softmax-f32-8x8x8", "softmax"):
+                    "softmax-f32-8x8x8", "softmax", "masked_softmax-f16-2x16x1024x96", "masked_softmax-f16-96",
+                    "masked_softmax-f16-4x16x0x96"):
             self.assertIsNone(sweep.point_of_key(key), key)
 
     def test_overflow_is_not_compared(self):
