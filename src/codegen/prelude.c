@@ -1323,8 +1323,9 @@ const char *cg_sem_text(Op op, CgKind kind, bool *body)
  * stored the live registers to local memory around them, before the branch
  * that skips them, in every row: the short rows' entries of layernorm f16
  * (rows of 2, 4, 5 and 8) spilled 12 to 28 bytes under their bound of 32
- * registers (4 to 8 without the calls; ptxas -v, sm_90). Every f32 input gives the text's bits (tests/python/test_gpu.py:
- * all 2^32 of them, on the GPU). */
+ * registers (0 to 8 without the calls; ptxas -v, sm_90). Every f32 input
+ * gives the text's bits (tests/python/test_gpu.py: all 2^32 of them, on
+ * the GPU). */
 static const char pre_rsqrt[] =
 	"__device__ __forceinline__ float fz_rsqrt(float x)\n"
 	"{\n"

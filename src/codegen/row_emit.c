@@ -541,9 +541,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * instead of 4) */
 	int bound_threads = tile && R->vec >= 8 && !c->info->heavy ? 1024 : c->info->max_threads;
 	const char *bound = arena_printf(c->a, "__launch_bounds__(%d)", bound_threads);
-	int blocks = tile ? tile_threads(R) / cg_tile_threads(R->direct) : 0;
+	int blocks = tile ? tile_threads(R) / cg_tile_threads(row_tile_direct(R)) : 0;
 	if (blocks > 0)
-		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", cg_tile_threads(R->direct), blocks);
+		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", cg_tile_threads(row_tile_direct(R)), blocks);
 	else if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (hentry)
@@ -619,7 +619,6 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 	if (!dim_is_sym(N))
 		lo = hi = N >= lo && N <= hi ? (int)N : 0;
 	bool ok = true;
-	R->direct = true;
 	for (int L = lo; ok && L >= 2 && L <= hi; L++) {
 		R->rowlen = L;
 		R->rpt = 1;
@@ -643,12 +642,10 @@ static bool emit_tiles(RowK *R, const RowPath *rp)
 	bool ok = true;
 	for (int K = 1; ok && K <= kmax; K *= 2) {
 		R->K = K;
-		R->direct = false;
 		if (K == kmax)
 			ok = emit_entry(R, rp);
 		ok = ok && emit_lengths(R, rp);
 	}
-	R->direct = false;
 	return ok;
 }
 

@@ -60,7 +60,7 @@
  * 28.1). */
 bool row_tile_direct(const RowK *R)
 {
-	return R->path->path == CG_PATH_TILE && R->direct;
+	return R->path->path == CG_PATH_TILE && R->rowlen > 0; /* every such entry is of one length */
 }
 
 /* Rows of one chunk (n <= V, launch.c's tile_rules) take a direct entry of

@@ -99,8 +99,8 @@ struct RowK {
 	/* The entry being written. */
 	const RowPath *path;
 	int q;                  /* the pass being written (P: the epilogue) */
-	bool direct;            /* TILE: a thread a row, its inputs read straight from global memory */
-	int rowlen;             /* TILE: direct: its rows' length, a constant (0: any) */
+	int rowlen;             /* TILE: a thread a row (direct), its inputs read straight from global
+	                           memory: its rows' length, a constant (0: a group a row, staged) */
 	int rpt;                /* TILE, rowlen: rows a thread (2 or 4, adjacent, or 2 a block's rows apart:
 	                           row_tile_span, cg_tile_rpt; else 1) */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
