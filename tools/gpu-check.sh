@@ -154,7 +154,7 @@ for t in "$BUILD"/tests/test_*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
 	if { [ "$name" = test_codegen_emu ] || [ "$name" = test_codegen ]; } && [ -f "$SRC/tests/unit/$name.c" ]; then
-		for c in $(sed -n 's/.*tcase_create("\([a-z_]*\)").*/\1/p' "$SRC/tests/unit/$name.c"); do
+		for c in $(sed -n 's/.*tcase_create("\([a-z0-9_]*\)").*/\1/p' "$SRC/tests/unit/$name.c"); do
 			CK_RUN_CASE=$c spawn "unit/$name.$c" "$BUDGET" "$t"
 		done
 	else
