@@ -208,7 +208,7 @@ typedef struct CgForce {
 	bool global;                /* ROW, SPLIT: the row cache in the workspace */
 	bool masked;                /* REG: the masked class even for rows of a multiple of V */
 	bool stream;                /* SPLIT: the entry without a row cache */
-	int K;                      /* TILE: chunks a thread (its entry's class) */
+	int K;                      /* TILE, REG: chunks a thread (its entry's class; REG 0: rk) */
 	bool hold;                  /* REG: the aligned class's entry that holds column operands */
 } CgForce;
 

@@ -33,6 +33,10 @@
  * docs/performance.md); its entries hold 1, 2, ... up to CG_TILE_KMAX chunks a
  * thread (CgKernelInfo.tile_kmax). */
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
+/* Rows of halves of at most this many chunks, a multiple of V, in a kernel
+ * whose register path prefetches them, take that path's entries of 2 and 1
+ * chunks a thread (CgKernelInfo.reg_narrow; launch.c's reg_k). */
+enum { CG_REG_NARROW_CHUNKS = 8 };
 /* A staged block is CG_TILE_THREADS threads (its rows' groups): 64, not 256,
  * where a row takes several threads, so that a block's tile is a quarter as
  * long and the launch's last blocks leave the device sooner; 256 where a
@@ -110,6 +114,9 @@ struct CgKernelInfo {
 	bool reg_hold;                 /* row: the REG path's aligned class has an entry that loads
 	                                  the column operands of its later passes with the row and
 	                                  holds them (row_plan.c), bound to CG_HOLD_THREADS */
+	bool reg_narrow;               /* row: the REG path's aligned class also has entries of 2
+	                                  and 1 chunks a thread, for rows of up to
+	                                  CG_REG_NARROW_CHUNKS (launch.c's reg_k) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
 	bool stream;                   /* row: has a SPLIT entry without a row cache (_stream) */
 	int in_bytes;                  /* row: bytes an element of the inputs read row by row */

@@ -41,7 +41,9 @@
  *     class of some kernels of halves does not prefetch (reg_pf_bytes);
  *     in lean kernels whose later passes read column operands, the aligned
  *     class holds them from pass 0 (`_reg<K>h`) where a group is at most
- *     256 threads: hold_rule;
+ *     256 threads: hold_rule; short rows of halves that the aligned class
+ *     prefetches, 2 to 8 chunks, take 2 chunks a thread (1 at 2 chunks:
+ *     `_reg2`, `_reg1`), twice the threads: reg_k;
  *   - ROW otherwise: the row cache in dynamic shared memory when the kernel
  *     carries values between passes and the row's fit (up to the opt-in
  *     limit; where it limits the blocks an SM holds, more threads a row);
@@ -205,7 +207,7 @@ typedef struct Choice {
 	bool masked;               /* REG: the masked class */
 	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
 	bool stream;               /* SPLIT: the entry without a row cache */
-	int K;                     /* TILE: chunks a thread (its entry's class) */
+	int K;                     /* TILE, REG: chunks a thread (its entry's class; REG 0: rk) */
 	int rowlen;                /* TILE: a thread a row: n, its entry's constant */
 	int rpt;                   /* TILE, rowlen: rows a thread (the entry's) */
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
@@ -252,7 +254,8 @@ static void row_workspace(const struct CgKernelInfo *ki, const Choice *ch, CgLau
 static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch, CgLaunch *out)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	out->entry = find_entry(m, k, ch, ch->path == CG_PATH_TILE ? ch->K : ki->rk);
+	int K = ch->path == CG_PATH_TILE || (ch->path == CG_PATH_REG && ch->K > 0) ? ch->K : ki->rk;
+	out->entry = find_entry(m, k, ch, K);
 	out->path = ch->path;
 	out->rule = ch->rule;
 	out->resident = ch->resident;
@@ -406,13 +409,13 @@ static void global_rules(const Sizes *z, Choice *ch)
  * of warps). */
 static int64_t whole_warps(int64_t G) { return G <= 32 ? pow2ceil(G) : cdiv(G, 32) * 32; }
 
-/* Threads a row: about 8 chunks a thread, or as many as the register path
- * holds, more while the rows leave the device half idle. Not a power of two
- * past a warp: a row of 4099 f32 (1026 chunks) takes 288 threads of 4
- * chunks, not 512 of 2. */
-static int64_t group_size(const Sizes *z)
+/* Threads a row: about 8 chunks a thread, or K, as many as the register
+ * path's entry holds, more while the rows leave the device half idle. Not a
+ * power of two past a warp: a row of 4099 f32 (1026 chunks) takes 288
+ * threads of 4 chunks, not 512 of 2. */
+static int64_t group_size(const Sizes *z, int K)
 {
-	int64_t G = whole_warps(cdiv(z->chunks, z->ki->rk > 0 ? z->ki->rk : 8));
+	int64_t G = whole_warps(cdiv(z->chunks, K > 0 ? K : 8));
 	G = min64(G, z->tmax);
 	while (G < z->tmax && G < z->chunks && z->rows * G < z->sms * z->tps / 2)
 		G = min64(2 * G, z->tmax);
@@ -434,6 +437,34 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
 	if (reg_pf_bytes(ki, masked) * (G <= 32 ? 128 : G) > z->optin)
 		return CG_RULE_ROW_PREFETCH;
 	return masked ? CG_RULE_REG_MASKED : CG_RULE_REG;
+}
+
+/* Chunks a thread of the register path holds: rk, but 2 (1 for rows of two)
+ * in short rows of halves, at most 8 chunks, whose kernel's aligned class
+ * prefetches them (row_plan.c's reg_direct: kernels that read column
+ * operands, or of more than three streams), from the entries of fewer
+ * chunks that such kernels have: more threads a row, so that a warp's
+ * copies of a chunk cover whole rows where rk chunks a thread covered 32
+ * bytes of each of 16 rows. Measured on the H200 (bench/replay_ab.py, one
+ * call, rk = 4 chunks or the direct `_tile2n16` -> these, us): rmsnorm bf16
+ * 262144x64 24.8 -> 19.8, f16 24.4 -> 19.9, layernorm f16 25.1 -> 20.8,
+ * bf16 25.0 -> 20.6, rmsnorm bf16 524288x32 36.1 -> 21.2, 299593x56 30.5 ->
+ * 22.8, 699050x24 30.2 -> 26.7, layernorm f16 524288x32 36.1 -> 21.9,
+ * add_rmsnorm bf16 262144x64 46.4 -> 37.6, modrms_row bf16 45.9 -> 37.1,
+ * rmsnorm f16 1048576x16 20.9 -> 19.7, layernorm bf16 22.7 -> 21.9,
+ * layernorm f16 349525x48 22.1 -> 22.1. One chunk a thread up to 4 chunks
+ * was no better (rmsnorm bf16 699050x24 24.1, 524288x32 19.6, but layernorm
+ * bf16 699050x24 28.7). Not longer rows: at 12 to 32 chunks 0.97-1.06x in
+ * an earlier call (layernorm bf16 349525x96 39.8 -> 42.2, 65536x256 20.4 ->
+ * 20.9, rmsnorm bf16 131072x128 20.2 -> 19.5). Not kernels that load their
+ * rows directly (softmax f16 262144x64, 2 chunks a thread 22.1 -> 22.5, 1
+ * 26.8), nor rows of f32 (softmax f32 262144x64 35.3 -> 36.0 and 41.3).
+ * Rows of one chunk stay staged (tile_rules). */
+static int reg_k(const Sizes *z)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	bool narrow = ki->reg_narrow && z->n % ki->vec == 0 && z->chunks >= 2 && z->chunks <= CG_REG_NARROW_CHUNKS;
+	return !narrow ? ki->rk : z->chunks == 2 ? 1 : 2;
 }
 
 /* Whether rows of a multiple of V in a kernel whose later passes read
@@ -581,9 +612,10 @@ static bool one_rules(const Sizes *z, Choice *ch)
 static void row_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	if (one_rules(z, ch) || tile_rules(z, ch))
+	int K = reg_k(z);
+	if (one_rules(z, ch) || (K == ki->rk && tile_rules(z, ch)))
 		return;
-	int64_t G = group_size(z);
+	int64_t G = group_size(z, K);
 	bool few = z->rows * G < z->sms * z->tps / 2 && z->chunks >= 4 * (int64_t)z->tmax;
 	CgRule rule = reg_rule(z, G);
 	bool reg = rule == CG_RULE_REG || rule == CG_RULE_REG_MASKED;
@@ -611,7 +643,8 @@ static void row_rules(const Sizes *z, Choice *ch)
 		return;
 	}
 	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = rule == CG_RULE_REG_MASKED,
-	               .hold = reg && hold_rule(z, G), .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1,
+	               .hold = reg && K == ki->rk && hold_rule(z, G), .K = reg ? K : 0, .cache = CG_CACHE_SHARED,
+	               .G = G, .R = R, .S = 1,
 	               .grid = cdiv(z->rows, R), .rule = rule};
 	if (reg && reg_pf_bytes(ki, ch->masked) > 0)
 		prefetch_grid(z, ch);
@@ -692,7 +725,7 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	bool ok = ch.G > 0 && whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= bound && ch.grid > 0;
 	if (f->path == CG_PATH_REG) {
 		CgRule r = reg_rule(&z, ch.G);
-		ok = ok && (r == CG_RULE_REG || r == CG_RULE_REG_MASKED);
+		ok = ok && (r == CG_RULE_REG || r == CG_RULE_REG_MASKED) && (f->K == 0 || z.chunks <= ch.G * f->K);
 	}
 	if (f->path != CG_PATH_SPLIT)
 		ok = ok && ch.S == 1;

@@ -51,14 +51,17 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 	const struct CgKernelInfo *ki = &m->kinfo[k];
 	Dim d = p->kernels[k].domain[p->kernels[k].rank - 1];
 	const char *N = dim_is_sym(d) ? p->g->dims[dim_sym(d)] : "the row length";
-	int V = ki->vec, K = ki->rk;
+	int V = ki->vec, K = l->path == CG_PATH_REG ? m->entries[l->entry].K : ki->rk;
 	long long n = (long long)l->n, G = l->block[0];
 	switch (l->rule) {
 	case CG_RULE_EMPTY: sb_puts(sb, "nothing to do: no elements, or no rows"); return;
 	case CG_RULE_PW: sb_printf(sb, "a chunk of %d elements a thread, a block per 256 chunks", V); return;
 	case CG_RULE_REG:
-		sb_printf(sb, "%s = %lld is a multiple of %d, and %lld threads a row hold it in %d chunks of %d each", N, n, V, G,
-		          K, V);
+		sb_printf(sb, "%s = %lld is a multiple of %d, and %lld threads a row hold it in %d chunk%s of %d each", N, n, V,
+		          G, K, K == 1 ? "" : "s", V);
+		if (K < ki->rk)
+			sb_printf(sb, " (not %d: a short row of halves the kernel prefetches, a warp's copies over whole rows)",
+			          ki->rk);
 		return;
 	case CG_RULE_ROW_NO_REG:
 		sb_puts(sb, "no register path: what the passes carry would not fit in registers");

@@ -667,6 +667,13 @@ static bool emit_path(RowK *R, const RowPath *rp)
 		R->hold = rp->path == CG_PATH_REG && !rp->masked && R->nheld > 0 && !c->info->reg_hold;
 		if (!emit_entry(R, rp))
 			return false;
+		/* and of 2 and 1 chunks for short rows of halves that it prefetches
+		 * (launch.c's reg_k says why) */
+		if (rp->path == CG_PATH_REG && !rp->masked)
+			c->info->reg_narrow = R->vec >= 8 && R->rk > 2 && c->info->pf_bytes > 0 && !c->info->reg_direct;
+		for (R->K = 2; rp->path == CG_PATH_REG && !rp->masked && c->info->reg_narrow && R->K >= 1; R->K--)
+			if (!emit_entry(R, rp))
+				return false;
 	}
 	R->hold = false;
 	if (has && rp->path == CG_PATH_REG && !rp->masked && c->info->reg_hold) {

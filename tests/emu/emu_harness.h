@@ -190,12 +190,12 @@ static void fill(Tensor *t, bool nans)
  * its grid-stride loop. */
 typedef enum {
 	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_SPLIT_STREAM,
-	SCHED_REG, SCHED_REGM, SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, SCHED_REGH, NSCHED
+	SCHED_REG, SCHED_REGM, SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, SCHED_REGH, SCHED_REGN, NSCHED
 } Sched;
 
 static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "split3-stream",
                                    "reg", "regm", "regm-thread", "regm-3warps", "tile1x32", "tile4x16",
-                                   "reg-held"};
+                                   "reg-held", "reg-narrow"};
 
 static CgDevice emu_device(void)
 {
@@ -236,6 +236,17 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.threads = s == SCHED_REGM1 ? 1 : 4;
 		int64_t span = f.masked ? n + ki->vec - 1 : n;
 		while (ki->rk > 0 && f.threads < 256 && span > (int64_t)f.threads * ki->rk * ki->vec)
+			f.threads *= 2;
+		f.rows = f.threads < 32 ? 32 / f.threads : 1;
+	}
+	if (s == SCHED_REGN) {
+		/* the aligned class's entries of 2 and 1 chunks a thread, where
+		 * the kernel has them (short rows of halves it prefetches): the
+		 * smallest group that holds the row so */
+		f.path = CG_PATH_REG;
+		f.K = cdiv(n, ki->vec) > 2 ? 2 : 1;
+		f.threads = 1;
+		while (f.threads < 256 && n > (int64_t)f.threads * f.K * ki->vec)
 			f.threads *= 2;
 		f.rows = f.threads < 32 ? 32 / f.threads : 1;
 	}

@@ -1129,6 +1129,65 @@ END_TEST
  * classes, the kernel's thread bound alone for f32 rows of tile_kmax
  * chunks. A thread a row: an entry a row length (of one chunk 2 to V, of
  * K chunks K/2 V + 1 to K V). */
+/* Short aligned rows of halves in a kernel whose register path prefetches
+ * them (an rmsnorm with its weight) take that path's entries of 2 and 1
+ * chunks a thread, up to CG_REG_NARROW_CHUNKS; longer rows, rows not a
+ * multiple of V and kernels that load their rows directly (softmax) take
+ * rk chunks as before, and have no such entries. */
+START_TEST(narrow_register_rows)
+{
+	Compilation *c = compile_mode("in x: bf16[B, N]\nin w: bf16[N]\nout y = bf16(x * rsqrt(mean(x * x) + 1e-6) * w)\n",
+	                              true);
+	const struct CgKernelInfo *ki = &c->module.kinfo[0];
+	ck_assert_int_eq(ki->rk, 4);
+	ck_assert(ki->reg_narrow && !ki->reg_direct);
+	ck_assert_int_eq(ki->pf_bytes, 64); /* x's next row: 4 chunks of 8 bf16 a thread */
+	static const struct {
+		int64_t rows, n;
+		const char *entry;
+		unsigned G, R;
+	} cases[] = {
+	    {1048576, 16, "test_k0_reg1", 2, 64}, /* 2 chunks: a thread each */
+	    {699050, 24, "test_k0_reg2", 2, 64},  /* 3 chunks: 2 threads of 2, one dead */
+	    {262144, 64, "test_k0_reg2", 4, 32},  /* 8 chunks */
+	    {131072, 128, "test_k0_reg4", 4, 32}, /* 16 chunks: rk a thread */
+	    {16384, 1024, "test_k0_reg4", 32, 4},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		CgLaunch l = launch(c, 0, (int64_t[]){cases[i].rows, cases[i].n});
+		ck_assert_int_eq(l.path, CG_PATH_REG);
+		ck_assert_int_eq(l.rule, CG_RULE_REG);
+		ck_assert_str_eq(c->module.entries[l.entry].symbol, cases[i].entry);
+		ck_assert_uint_eq(l.block[0], cases[i].G);
+		ck_assert_uint_eq(l.block[1], cases[i].R);
+		/* the prefetch buffer as rk's (its leaves rk chunks apart) */
+		ck_assert_uint_eq(l.smem, 64 * 128);
+	}
+	const CgEntry *e2 = &c->module.entries[launch(c, 0, (int64_t[]){262144, 64}).entry];
+	ck_assert_int_eq(e2->K, 2);
+	ck_assert(!e2->masked && !e2->hold);
+	ck_assert(strstr(e2->text, "float fz_g0[2][8];"));
+	/* not a multiple of V: the masked class, rk chunks a thread */
+	CgLaunch l = launch(c, 0, (int64_t[]){16384, 1001});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
+	pipe_free(c);
+	/* softmax of halves loads its rows directly: no such entries */
+	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", true);
+	ck_assert(!c->module.kinfo[0].reg_narrow && c->module.kinfo[0].reg_direct);
+	l = launch(c, 0, (int64_t[]){262144, 64});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
+	ck_assert_uint_eq(l.block[0], 2);
+	for (int e = 0; e < c->module.nentries; e++)
+		ck_assert_msg(!strstr(c->module.entries[e].symbol, "_reg2") && !strstr(c->module.entries[e].symbol, "_reg1"),
+		              "%s", c->module.entries[e].symbol);
+	pipe_free(c);
+	/* nor rows of f32 */
+	c = compile_mode("in x: f32[B, N]\nin w: f32[N]\nout y = x * rsqrt(mean(x * x) + 1e-6) * w\n", true);
+	ck_assert(!c->module.kinfo[0].reg_narrow);
+	pipe_free(c);
+}
+END_TEST
+
 START_TEST(tile_entries)
 {
 	static const struct {
@@ -1629,6 +1688,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, masked_bits);
 	tcase_add_test(t, stream_hints);
 	tcase_add_test(t, tile_entries);
+	tcase_add_test(t, narrow_register_rows);
 	tcase_add_test(t, tile_column_operands);
 	tcase_add_test(t, online_sums_planned);
 	tcase_add_test(t, zero_sizes);

@@ -421,8 +421,9 @@ START_TEST(plan_bounds)
 		emu_free(&m);
 		pipe_free(c);
 	}
+	/* reg-narrow: layernorm_f16's aligned rows alone (its entries' kernels) */
 	for (int s = 0; s < NSCHED; s++)
-		ck_assert_msg(ran[s] > 20, "schedule %s ran %d kernels", sched_name[s], ran[s]);
+		ck_assert_msg(ran[s] > (s == SCHED_REGN ? 8 : 20), "schedule %s ran %d kernels", sched_name[s], ran[s]);
 }
 END_TEST
 
