@@ -198,10 +198,20 @@ static void emit_whole_tests(RowK *R, CgW *w)
 	}
 }
 
+/* Whether the kernel stores per-element outputs (which test fz_ei). */
+static bool stores_elements(const RowK *R)
+{
+	for (int i = 0; i < R->k->nparams; i++)
+		if (R->k->params[i].kind == PARAM_OUT && row_is_colv(R, R->k->params[i].node))
+			return true;
+	return false;
+}
+
 void row_reg_row(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
-	cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
+	if (!R->rowlen || stores_elements(R)) /* (row_end: an entry of one length tests it only there) */
+		cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
 	if (row_bitmask(R)) { /* the elements in the row, for emit_accumulate's ACC_MASKED */
 		c->helpers |= CGH_MASK;
 		cw_line(w, "unsigned fz_mk = 0; /* bit k * %d + u: element u of chunk k lies in the row */", R->vec);
@@ -231,7 +241,7 @@ static const char *masked_load(RowK *R, int p, const char *o)
 {
 	Cg *c = R->c;
 	if (!R->path->shifted || !R->aligned[p])
-		return row_load(R, p, o, "j0", "fz_ei");
+		return row_load(R, p, o, "j0", row_end(R));
 	R->whole[p] = true;
 	return arena_printf(c->a, "fz_ldw(%s, %s, j0, fz_ei, fz_v%d, fz_w%d);", o, row_ptr(R, p), p, p);
 }

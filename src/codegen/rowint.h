@@ -194,6 +194,10 @@ const char *row_value_array(RowK *R, NodeId id);
 /* Shifted paths: the load of the chunk at j0 of stream i (`o`: the array),
  * and its store; `n` is the row's (or segment's) end. */
 const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n);
+/* The end of a row's loads and reductions in the register and staged paths:
+ * fz_ei (0 past the last row), but the constant in an entry of one row
+ * length (row_chunk.c says why). */
+const char *row_end(const RowK *R);
 const char *row_store(RowK *R, int i, const char *j0, const char *n, const char *o);
 /* The reciprocals of the row's divisors of pass q's divisions (fz_rc<d>),
  * before its chunks. */

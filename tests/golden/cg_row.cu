@@ -1387,7 +1387,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
@@ -1395,7 +1395,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -1413,7 +1413,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -1495,7 +1495,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -1513,7 +1513,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n2x2(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -1582,7 +1582,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
@@ -1590,7 +1590,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -1608,7 +1608,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -1678,7 +1678,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3x2(
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
@@ -1686,7 +1686,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3x2(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -1704,7 +1704,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n3x2(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -1773,7 +1773,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n4(
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 1; k++) {
@@ -1781,7 +1781,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n4(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -1799,7 +1799,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile1n4(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -1870,7 +1870,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n5(
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
@@ -1878,7 +1878,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n5(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -1896,7 +1896,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n5(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -1972,7 +1972,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n6(
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
@@ -1980,7 +1980,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n6(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -1998,7 +1998,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n6(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2074,7 +2074,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n7(
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
@@ -2082,7 +2082,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n7(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2100,7 +2100,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n7(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2176,7 +2176,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n8(
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 2; k++) {
@@ -2184,7 +2184,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n8(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2202,7 +2202,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n8(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2386,7 +2386,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n9(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -2394,7 +2394,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n9(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2412,7 +2412,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n9(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2488,7 +2488,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n10(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -2496,7 +2496,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n10(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2514,7 +2514,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n10(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2590,7 +2590,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n11(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -2598,7 +2598,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n11(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2616,7 +2616,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n11(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2692,7 +2692,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n12(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -2700,7 +2700,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n12(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2718,7 +2718,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n12(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2794,7 +2794,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n13(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -2802,7 +2802,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n13(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2820,7 +2820,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n13(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2896,7 +2896,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n14(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -2904,7 +2904,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n14(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -2922,7 +2922,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n14(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -2998,7 +2998,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n15(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -3006,7 +3006,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n15(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -3024,7 +3024,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n15(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
@@ -3100,7 +3100,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n16(
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
 				const int j0 = fz_ji + k * fz_stepi;
-				fz_gld(l0[k], fz_tr0, j0, fz_ei);
+				fz_gld(l0[k], fz_tr0, j0, (int)fz_n);
 			}
 #pragma unroll
 			for (int k = 0; k < 4; k++) {
@@ -3108,7 +3108,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n16(
 				float p3 = -0.0f;
 #pragma unroll
 				for (int u = 0; u < 4; u++) {
-					p3 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
+					p3 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p3, l0[k][u]) : p3; // mean(x)
 				}
 				a3 = fz_sum::f(a3, p3);
 				fz_mv(fz_g0[k], l0[k]);
@@ -3126,7 +3126,7 @@ extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4n16(
 				for (int u = 0; u < 4; u++) {
 					const float t4 = fz_g0[k][u] - t3; // x - mu
 					const float t5 = t4 * t4; // xc * xc
-					p6 = fz_inrow(j0 + u, fz_ei) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
+					p6 = fz_inrow(j0 + u, (int)fz_n) ? fz_sum::f(p6, t5) : p6; // mean(xc * xc)
 				}
 				a6 = fz_sum::f(a6, p6);
 			}
