@@ -26,7 +26,8 @@
 #
 # Environment: GPU_CHECK_SECONDS (total budget), GPU_CHECK_JOBS (CPU steps at
 # once, default 8), FUSEC_RANDOM_COUNT / FUSEC_RANDOM_SEED0 (test_random),
-# COMPUTE_SANITIZER (its path).
+# COMPUTE_SANITIZER (its path), GPU_CHECK_ONLY (an extended regex: only the
+# steps whose names match, say 'san-.*-40000x' to run some again).
 set -u
 
 if [ $# -ne 2 ]; then
@@ -61,6 +62,7 @@ left() { echo $((BUDGET - ($(date +%s) - T0))); }
 step() {
 	local name=$1 limit=$2 l s rc
 	shift 2
+	[ -n "${GPU_CHECK_ONLY:-}" ] && ! printf '%s\n' "$name" | grep -Eq -- "$GPU_CHECK_ONLY" && return
 	echo "$name" >>"$OUT/steps"
 	mkdir -p "$(dirname "$LOG/$name")" "$(dirname "$ST/$name")"
 	l=$(left)
@@ -172,6 +174,9 @@ if [ -n "$SAN" ] && [ -x "$FUSEC" ]; then
 	sanitize memcheck fused-2x4194309 2 4194309 # split rows without a cache
 	sanitize memcheck fused-40001x31 40001 31   # short rows staged (TILE), several threads a row
 	sanitize memcheck fused-40003x13 40003 13   # ... a thread a row
+	sanitize memcheck fused-40000x64 40000 64   # short aligned rows of halves: 2 chunks a thread (reg_k)
+	sanitize memcheck fused-40000x16 40000 16   # ... of 2 chunks: 1 a thread
+	sanitize racecheck fused-40000x64 40000 64
 	sanitize racecheck fused-40001x31 40001 31
 	sanitize memcheck interpret-3x515 3 515 --interpret
 	sanitize racecheck interpret-3x5000 3 5000 --interpret
