@@ -453,8 +453,8 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
  * add_rmsnorm bf16 262144x64 46.4 -> 37.6, modrms_row bf16 45.9 -> 37.1,
  * rmsnorm f16 1048576x16 20.9 -> 19.7, layernorm bf16 22.7 -> 21.9,
  * layernorm f16 349525x48 22.1 -> 22.1. One chunk a thread up to 4 chunks
- * was no better (rmsnorm bf16 699050x24 24.1, 524288x32 19.6, but layernorm
- * bf16 699050x24 28.7). Not longer rows: at 12 to 32 chunks 0.97-1.06x in
+ * was better at rmsnorm bf16 (699050x24 24.1, 524288x32 19.6) and worse at
+ * layernorm bf16 699050x24 (28.7): not taken. Not longer rows: at 12 to 32 chunks 0.97-1.06x in
  * an earlier call (layernorm bf16 349525x96 39.8 -> 42.2, 65536x256 20.4 ->
  * 20.9, rmsnorm bf16 131072x128 20.2 -> 19.5). Not kernels that load their
  * rows directly (softmax f16 262144x64, 2 chunks a thread 22.1 -> 22.5, 1

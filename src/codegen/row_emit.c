@@ -669,11 +669,15 @@ static bool emit_path(RowK *R, const RowPath *rp)
 			return false;
 		/* and of 2 and 1 chunks for short rows of halves that it prefetches
 		 * (launch.c's reg_k says why) */
-		if (rp->path == CG_PATH_REG && !rp->masked)
+		bool aligned = rp->path == CG_PATH_REG && !rp->masked;
+		if (aligned)
 			c->info->reg_narrow = R->vec >= 8 && R->rk > 2 && c->info->pf_bytes > 0 && !c->info->reg_direct;
-		for (R->K = 2; rp->path == CG_PATH_REG && !rp->masked && c->info->reg_narrow && R->K >= 1; R->K--)
+		for (int K = 2; aligned && c->info->reg_narrow && K >= 1; K--) {
+			R->K = K;
 			if (!emit_entry(R, rp))
 				return false;
+		}
+		R->K = R->rk;
 	}
 	R->hold = false;
 	if (has && rp->path == CG_PATH_REG && !rp->masked && c->info->reg_hold) {

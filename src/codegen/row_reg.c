@@ -198,19 +198,11 @@ static void emit_whole_tests(RowK *R, CgW *w)
 	}
 }
 
-/* Whether the kernel stores per-element outputs (which test fz_ei). */
-static bool stores_elements(const RowK *R)
-{
-	for (int i = 0; i < R->k->nparams; i++)
-		if (R->k->params[i].kind == PARAM_OUT && row_is_colv(R, R->k->params[i].node))
-			return true;
-	return false;
-}
-
 void row_reg_row(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
-	if (!R->rowlen || stores_elements(R)) /* (row_end: an entry of one length tests it only there) */
+	/* (row_end: an entry of one length tests it only in its stores, of its output tiles) */
+	if (!R->rowlen || cg_tile_outputs(c->info))
 		cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
 	if (row_bitmask(R)) { /* the elements in the row, for emit_accumulate's ACC_MASKED */
 		c->helpers |= CGH_MASK;
