@@ -142,6 +142,7 @@ enum {
 	CGH_CPA = 1u << 13,    /* cp.async copies into shared memory and their wait (REG, TILE, ROWCP) */
 	CGH_ONLINE = 1u << 14, /* online sums (row_plan.c), with CGH_SPLIT: the stream entry's */
 	CGH_MASK = 1u << 15,   /* the masked register class's element bits (fz_cmask, fz_pick) */
+	CGH_HALFMATH = 1u << 16, /* exp, sigmoid, silu, division of f16/bf16 values (fz_exp_h ...) */
 };
 /* The kinds of compute type an op's text is written for (ir/sem.def). */
 typedef enum CgKind { CG_F32, CG_F64, CG_I32, CG_I64, CG_BOOL, CG_KIND_COUNT } CgKind;

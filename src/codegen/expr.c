@@ -324,6 +324,22 @@ static const char *helper_call(Cg *c, Op op, const char *const *v)
 	return sb_str(&sb);
 }
 
+/* exp, sigmoid, silu and division of half-precision values: the prelude's
+ * fz_<name>_h, which compute them with the hardware's exp2 and an
+ * approximate division (pre_halfmath says why that is exact enough for a
+ * half; a row kernel's division by a value of the row is row_chunk.c's). */
+static const char *half_form(Cg *c, const Node *n, const char *const *v)
+{
+	if (n->dtype != FZ_F16 && n->dtype != FZ_BF16)
+		return NULL;
+	if (n->op != OP_EXP && n->op != OP_SIGMOID && n->op != OP_SILU && n->op != OP_DIV)
+		return NULL;
+	c->helpers |= CGH_HALFMATH;
+	if (n->op == OP_DIV)
+		return arena_printf(c->a, "fz_div_h(%s, %s)", v[0], v[1]);
+	return arena_printf(c->a, "fz_%s_h(%s)", ir_ops[n->op].name, v[0]);
+}
+
 /* An op from its text in ir/sem.def for the node's operand kind: pasted in
  * place when it is an expression that names each operand once and nothing
  * else of its own (x + y, exp(x)), else a call of the helper fz_<name> the
@@ -332,6 +348,9 @@ static const char *helper_call(Cg *c, Op op, const char *const *v)
 static const char *sem_expr(Cg *c, const Node *n, const char *const *v)
 {
 	Op op = (Op)n->op;
+	const char *half = half_form(c, n, v);
+	if (half)
+		return half;
 	CgKind kind = cg_kind((fz_dtype)n->operand);
 	bool body = false;
 	const char *text = kind < CG_KIND_COUNT ? cg_sem_text(op, kind, &body) : NULL;

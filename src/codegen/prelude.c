@@ -13,7 +13,10 @@
  *
  * Math functions are CUDA's accurate ones (expf, tanhf, erff: at most 2 ulp;
  * the module is compiled without -use_fast_math), so results match the
- * interpreter up to the ulps of those functions.
+ * interpreter up to the ulps of those functions; exp, sigmoid, silu and
+ * division of f16 and bf16 values are the exception (pre_halfmath:
+ * approximations far below a half's rounding; accurate math made these
+ * kernels issue-bound).
  */
 #include "codegen/cgint.h"
 
@@ -708,6 +711,41 @@ static const char pre_rcp[] =
 	"#endif\n"
 	"}\n";
 
+static const char pre_halfmath[] =
+	"// exp, sigmoid, silu and division of f16 or bf16 values (computed in f32, rounded\n"
+	"// where stored), as torch.compile's kernels compute them: 2^(x log2 e) by the hardware's\n"
+	"// exp2 (CUDA's __expf: at most 2 + 1.2 |x| ulps of f32, so under 2^-16 of the value\n"
+	"// wherever a bf16 is finite, 2^-18 over an f16's range; results under 2^-126 flush\n"
+	"// to zero) and division by div.full.f32 (at most 2 ulps, any range). That is under a\n"
+	"// hundredth of the half's own rounding step: the stored half is the accurate\n"
+	"// formula's, or its neighbour where that lies within the error of a rounding\n"
+	"// boundary. (A division by a value of the row multiplies by its reciprocal:\n"
+	"// fz_divqh.) Accurate expf and IEEE division made these kernels issue-bound:\n"
+	"// silu bf16's entry was 408 instructions for its 9 elements, 184 with these\n"
+	"// (docs/performance.md, \"Half-precision math\").\n"
+	"__device__ __forceinline__ float fz_exp_h(float x)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tfloat y;\n"
+	"\tasm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x * 1.44269504088896341f));\n"
+	"\treturn y;\n"
+	"#else\n"
+	"\treturn expf(x);\n"
+	"#endif\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_div_h(float x, float d)\n"
+	"{\n"
+	"#ifdef __CUDA_ARCH__\n"
+	"\tfloat q;\n"
+	"\tasm(\"div.full.f32 %0, %1, %2;\" : \"=f\"(q) : \"f\"(x), \"f\"(d));\n"
+	"\treturn q;\n"
+	"#else\n"
+	"\treturn x / d;\n"
+	"#endif\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_sigmoid_h(float x) { return fz_div_h(1.0f, 1.0f + fz_exp_h(-x)); }\n"
+	"__device__ __forceinline__ float fz_silu_h(float x) { return fz_div_h(x, 1.0f + fz_exp_h(-x)); }\n";
+
 static const char pre_divr[] =
 	"// Division by a value of the row (softmax's e / sum(e)): its reciprocal once a\n"
 	"// row (fz_rcp_row, before the row's chunks) and one correction step. With\n"
@@ -742,6 +780,19 @@ static const char pre_divr[] =
 	"\tconst bool in = (fabsf(q) >= 0x1p-62f) & (fabsf(q) < 0x1p62f);\n"
 	"\tslow |= !in & !((x == 0.0f) & (r == r));\n"
 	"\treturn in ? q1 : q;\n"
+	"}\n"
+	"// The same for a quotient of f16/bf16 (computed in f32, rounded where stored):\n"
+	"// x r alone, within 1.5 ulps of f32 (pre_halfmath says why that is enough), and\n"
+	"// IEEE division only where the row's divisor has no reciprocal (r is NaN).\n"
+	"// fz_divqh flags the chunk for fz_divr_call instead, as fz_divq does.\n"
+	"__device__ __forceinline__ float fz_divrh(float x, float d, float r)\n"
+	"{\n"
+	"\treturn r == r ? x * r : fz_div_ieee(x, d);\n"
+	"}\n"
+	"__device__ __forceinline__ float fz_divqh(float x, float d, float r, bool &slow)\n"
+	"{\n"
+	"\tslow |= r != r;\n"
+	"\treturn x * r;\n"
 	"}\n";
 
 static const char pre_cpa[] =
@@ -1381,7 +1432,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		{CGH_ACC, pre_acc},       {CGH_ROW, pre_row},       {CGH_CPA, pre_cpa},     {CGH_REG, pre_reg},
 		{CGH_SPLIT, pre_split},   {CGH_ONLINE, pre_online},
 		{CGH_TILE, pre_tile},     {CGH_DIVR, pre_divr},
-		{CGH_ROWCP, pre_rowcp},   {CGH_MASK, pre_mask},
+		{CGH_ROWCP, pre_rowcp},   {CGH_MASK, pre_mask},     {CGH_HALFMATH, pre_halfmath},
 	};
 	sb_puts(sb, pre_core);
 	if ((helpers & CGH_DIVR) || (ophelp[OP_RSQRT] & (1u << CG_F32)))

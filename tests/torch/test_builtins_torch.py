@@ -1,12 +1,16 @@
 """The builtins and operators of fz 1.1 against PyTorch, on special values.
 
 For every float dtype (f32, f64, f16, bf16) one program applies every
-one-argument builtin to a table of special values (NaN, +-inf, +-0,
+one-argument builtin of 1.1 to a table of special values (NaN, +-inf, +-0,
 denormals, values that overflow, the ends of each op's domain and the kinks
 of the activations), and another every two-argument builtin to every pair
 of them; for i32 and i64 one program applies the integer and bitwise
 operators to every pair of extremes and shift counts (negative, within and
-past the width), and one the logical operators to bools. fusec runs each
+past the width), and one the logical operators to bools; on the GPU, one
+more applies exp, sigmoid, silu and two divisions (1 / x, x / 3) to the
+table and a grid from -110 to 90
+(the GPU's approximations for halves: within one ulp of PyTorch's, zero
+where PyTorch's result is under 2^-126; docs/language.md). fusec runs each
 program through `fusec run`:
 
   - on the GPU, fused (one kernel for all outputs) and per op (--no-fuse),
@@ -51,6 +55,13 @@ FLOAT_VALUES = [
     -3.0, 3.0, -2.9999, 6.0, -6.0, 20.0, 20.5, 19.5, -20.0, 88.8, -104.0, 710.0, 1e-40, -1e-40,
     1e-310, 3.4028234663852886e38, -3.4028234663852886e38, 1e30, 65504.0, 6e-8, -1e-6, 1e-3,
 ]
+# exp, sigmoid, silu and division, which the GPU computes approximately for halves
+# (docs/language.md): every special value and a dense grid across the range
+# where they change, underflow into the subnormals included
+HALF_MATH = {"exp": (lambda x: torch.exp(x), "exp(a)"), "sigmoid": (lambda x: torch.sigmoid(x), "sigmoid(a)"),
+             "silu": (lambda x: F.silu(x), "silu(a)"), "1/x": (lambda x: 1.0 / x, "1 / a"),
+             "x/3": (lambda x: x / 3.0, "a / 3")} if torch else {}
+HALF_MATH_GRID = [-110.0 + 0.05 * i for i in range(4001)]
 INT_VALUES = [0, 1, -1, 5, -8, 7, 31, 32, 33, 63, 64, 100, -100, 2**31 - 1, -2**31, 2**63 - 1, -2**63]
 
 # name: (the torch function, exact on the GPU and the CPU)
@@ -101,6 +112,9 @@ def np_dtype(name):
 def values(dtype, pairs):
     """The inputs a (and b) of a program: the table, or every pair of it."""
     table = INT_VALUES if dtype in ("i32", "i64", "bool") else FLOAT_VALUES
+    if pairs == "grid":
+        table = FLOAT_VALUES + HALF_MATH_GRID
+        pairs = False
     if dtype == "i32":
         table = [v for v in table if -2**31 <= v < 2**31]
     if dtype == "bool":
@@ -120,6 +134,9 @@ def program(dtype, kind):
     if kind == "unary":
         for i, op in enumerate(UNARY):
             outs.append((f"u{i}", op, f"{op}(a)"))
+    elif kind == "halfmath":
+        for i, (op, (_, text)) in enumerate(HALF_MATH.items()):
+            outs.append((f"h{i}", op, text))
     elif kind == "binary":
         for i, op in enumerate(BINARY):
             outs.append((f"b{i}", op, f"{op}(a, b)"))
@@ -129,7 +146,7 @@ def program(dtype, kind):
         for i, op in enumerate(ops):
             outs.append((f"o{i}", op, f"a {op} b"))
         outs.append(("n", "~", "~a"))
-    ins = "in a: %s[N]\n" % dtype + ("in b: %s[N]\n" % dtype if kind != "unary" else "")
+    ins = "in a: %s[N]\n" % dtype + ("in b: %s[N]\n" % dtype if kind not in ("unary", "halfmath") else "")
     return ins + "".join(f"out {name} = {text}\n" for name, _, text in outs), outs
 
 
@@ -139,6 +156,8 @@ def reference(op, dtype, device, xs):
     t = [x.to(torch_dtype(dtype)) for x in t]
     if op in UNARY:
         r = UNARY[op][0](t[0])
+    elif op in HALF_MATH:
+        r = HALF_MATH[op][0](t[0])
     elif op in BINARY:
         r = BINARY[op][0](t[0], t[1])
     elif op == "leaky_relu_literal":
@@ -205,7 +224,7 @@ def run_fusec(src, xs, mode, tmp):
 def check(dtype, kind, mode):
     """Errors of one program in one mode (an empty list: all agree)."""
     src, outs = program(dtype, kind)
-    xs = values(dtype, kind != "unary")
+    xs = values(dtype, "grid" if kind == "halfmath" else kind != "unary")
     device = "cpu" if mode == "cpu" else "cuda"
     with tempfile.TemporaryDirectory() as tmp:
         r = run_fusec(src, xs, mode, tmp)
@@ -215,7 +234,7 @@ def check(dtype, kind, mode):
         for name, op, _ in outs:
             got = np.load(os.path.join(tmp, "out", name + ".npy"))
             want = reference(op, dtype, device, xs)
-            exact = UNARY.get(op, BINARY.get(op, (None, True)))[1]
+            exact = UNARY.get(op, BINARY.get(op, (None, op not in HALF_MATH)))[1]
             if mode == "cpu" and dtype == "f64" and op in ("hardswish", "hardsigmoid"):
                 exact, ulps = False, 2**29  # PyTorch's CPU divides by 6, its CUDA multiplies by f32(1/6)
             else:
@@ -224,6 +243,9 @@ def check(dtype, kind, mode):
                 exact = False
             if mode == "cpu" and dtype in ("f32", "f64") and op in ("sinh", "cosh"):
                 want = _finite_below_overflow(op, dtype, xs[0], want)
+            if mode != "cpu" and dtype in ("f16", "bf16") and op in HALF_MATH:
+                exact, ulps = False, 1
+                want = _flushed_under_normal(got, want)
             errors += compare(got, want, dtype, exact, ulps, f"{op} on {dtype} ({mode})")
         return errors
 
@@ -241,12 +263,23 @@ def _finite_below_overflow(op, dtype, x, want):
     return np.where(window, exact, want)
 
 
+def _flushed_under_normal(got, want):
+    """The GPU's exp of a half flushes results under 2^-126 (f32's smallest
+    normal) to zero (docs/language.md): there a zero of the same sign is
+    PyTorch's value too."""
+    tiny = (np.abs(want) < 2.0**-126) & (np.asarray(got, dtype=np.float64) == 0)
+    return np.where(tiny, np.copysign(0.0, want), want)
+
+
 def gpu_available():
     return torch is not None and torch.cuda.is_available()
 
 
 CASES = [(d, k) for d in FLOAT_DTYPES for k in ("unary", "binary")] + [("i32", "int"), ("i64", "int"),
                                                                       ("bool", "bool")]
+# on the GPU only: the CPU reference is sem.def's formula, which the unary
+# and binary cases compare already
+GPU_CASES = CASES + [(d, "halfmath") for d in FLOAT_DTYPES]
 
 # ---- pytest -------------------------------------------------------------------------------
 
@@ -260,7 +293,7 @@ try:
         assert check(dtype, kind, "cpu") == []
 
     @pytest.mark.parametrize("mode", ["fused", "per-op"])
-    @pytest.mark.parametrize("dtype,kind", CASES)
+    @pytest.mark.parametrize("dtype,kind", GPU_CASES)
     def test_gpu_matches_torch_cuda(dtype, kind, mode):
         if not gpu_available():
             pytest.skip("no PyTorch with a CUDA GPU")
@@ -280,8 +313,10 @@ def main(argv):
         return 77
     modes = ["cpu"] + ([] if "--cpu-only" in argv or not gpu_available() else ["fused", "per-op"])
     failed = 0
-    for dtype, kind in CASES:
+    for dtype, kind in GPU_CASES:
         for mode in modes:
+            if mode == "cpu" and (dtype, kind) not in CASES:
+                continue
             errors = check(dtype, kind, mode)
             print(f"{'FAIL' if errors else 'ok  '} {kind:6} {dtype:4} {mode}")
             for e in errors[:20]:

@@ -469,6 +469,48 @@ START_TEST(prelude_pieces)
 }
 END_TEST
 
+/* exp, sigmoid, silu and division of f16/bf16 values take the prelude's
+ * approximate forms (fz_<name>_h; a division by a value of the row,
+ * fz_divqh); of f32 values, and where a half is converted to f32 first, the
+ * accurate ones of sem.def. */
+START_TEST(half_math)
+{
+	Compilation *c = compile_mode("in x: f16[N]\nin y: f16[N]\nin b: bf16[N]\nout e = exp(x)\n"
+	                              "out s = sigmoid(b)\nout u = silu(x)\nout q = x / y\nout f = exp(f32(x))\n"
+	                              "out r = x / b\n",
+	                              true);
+	const char *src = c->module.source;
+	ck_assert_ptr_nonnull(strstr(src, "__device__ __forceinline__ float fz_exp_h(float x)"));
+	ck_assert_ptr_nonnull(strstr(src, "ex2.approx.ftz.f32"));
+	ck_assert_ptr_nonnull(strstr(src, "div.full.f32"));
+	ck_assert_ptr_nonnull(strstr(src, "= fz_exp_h(l"));
+	ck_assert_ptr_nonnull(strstr(src, "= fz_sigmoid_h(l"));
+	ck_assert_ptr_nonnull(strstr(src, "= fz_silu_h(l"));
+	ck_assert_ptr_nonnull(strstr(src, "= fz_div_h(l0[u], l1[u])")); /* x / y */
+	ck_assert_ptr_nonnull(strstr(src, "= exp(t"));                  /* exp(f32(x)): an f32 value */
+	ck_assert_ptr_nonnull(strstr(src, "= t9 / t10; // x / b"));       /* f16 with bf16 is f32 */
+	ck_assert_ptr_null(strstr(src, "float fz_silu(float x)"));
+	ck_assert_ptr_null(strstr(src, "float fz_sigmoid(float x)"));
+	assert_nvrtc_clean(c, 80, "half_math");
+	pipe_free(c);
+	c = compile_mode("in x: f32[N]\nout e = exp(x)\nout u = silu(x)\n", true);
+	ck_assert_ptr_null(strstr(c->module.source, "fz_exp_h"));
+	ck_assert_ptr_null(strstr(c->module.source, "div.full"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "float fz_silu(float x)"));
+	pipe_free(c);
+	/* softmax: the quotient of halves by the row's sum is a product */
+	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", true);
+	ck_assert_ptr_nonnull(strstr(c->module.source, "= fz_divqh("));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "= fz_divrh("));
+	ck_assert_ptr_null(strstr(c->module.source, "= fz_divq("));
+	pipe_free(c);
+	c = compile_mode("in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
+	ck_assert_ptr_nonnull(strstr(c->module.source, "= fz_divq("));
+	ck_assert_ptr_null(strstr(c->module.source, "= fz_divqh("));
+	pipe_free(c);
+}
+END_TEST
+
 /* A cast to a half type that only an output stores is rounded by the store
  * alone (cg.c's find_store_casts); one that a node reads, or from f64 (which
  * rounds to odd first), keeps its rounding. */
@@ -1683,6 +1725,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, lines_commented);
 	tcase_add_test(t, broadcast_offsets_shared);
 	tcase_add_test(t, prelude_pieces);
+	tcase_add_test(t, half_math);
 	tcase_add_test(t, casts_rounded_by_stores);
 	tcase_add_test(t, dead_chunks_skipped);
 	tcase_add_test(t, literals);
