@@ -146,8 +146,8 @@ bool rt_nvrtc_compile(Arena *a, const char *source, const char *name, int major,
 	out->log = "";
 	char arch[64];
 	snprintf(arch, sizeof arch, "--gpu-architecture=%s_%d%d", cubin ? "sm" : "compute", major, minor);
-	const char *opts[] = {arch, BASE_OPTIONS, FAST_OPTIONS};
-	int nbase = 4, nopts = (int)(sizeof opts / sizeof opts[0]);
+	const char *opts[] = {arch, BASE_OPTIONS, FAST_OPTIONS}, *fast[] = {FAST_OPTIONS};
+	int nopts = (int)(sizeof opts / sizeof opts[0]), nbase = nopts - (int)(sizeof fast / sizeof fast[0]);
 	char fname[128];
 	snprintf(fname, sizeof fname, "%.100s.cu", name && *name ? name : "fusec");
 
