@@ -8,10 +8,9 @@ of them; for i32 and i64 one program applies the integer and bitwise
 operators to every pair of extremes and shift counts (negative, within and
 past the width), and one the logical operators to bools; on the GPU, one
 more applies exp, sigmoid, silu and two divisions (1 / x, x / 3) to the
-table and a grid from -110 to 90
-(the GPU's approximations for halves: within one ulp of PyTorch's, zero
-where PyTorch's result is under 2^-126; docs/language.md). fusec runs each
-program through `fusec run`:
+table and a grid from -110 to 90 (the GPU's approximations for halves:
+within one ulp of PyTorch's, zero where PyTorch's result is under 2^-126;
+docs/language.md). fusec runs each program through `fusec run`:
 
   - on the GPU, fused (one kernel for all outputs) and per op (--no-fuse),
     compared with PyTorch on CUDA: the generated code calls the same CUDA
