@@ -197,7 +197,7 @@ static void trig_range(bool is_sin, double lo, double hi, double *rlo, double *r
 }
 
 /* The ulps of f32 a math function is off: a few, but exp, sigmoid and silu
- * of halves are the GPU's approximations (codegen's pre_halfmath: exp2 at
+ * of halves are the GPU's approximations (codegen's cg_pre_halfmath: exp2 at
  * 2 + 1.2 |x| ulps, then a division at 2; within the 4 + 1.2 |x| here). */
 static double math_ulps(Op op, fz_dtype dt, double m)
 {

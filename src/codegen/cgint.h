@@ -4,7 +4,11 @@
  *   cg.c          cg_generate: checks the plan, runs the kernel emitters,
  *                 keeps each entry's text, and assembles module sources
  *   writer.c      the indent-tracking writer every emitter writes through
- *   prelude.c     the device helpers (fz_*), emitted only where used
+ *   prelude.c     the device helpers (fz_*), emitted only where used:
+ *                 storage types and vectors, and the assembly of a module's
+ *                 prelude; prelude_ops.c the helpers that compute values
+ *                 (divisions, half-precision math, sem.def's texts);
+ *                 prelude_row.c the row kernels' machinery
  *   expr.c        names, comments, constants and the C expression of each op
  *   index.c       index arithmetic of broadcast operands
  *   pointwise.c   pointwise kernels (the POINTWISE path)
@@ -309,10 +313,16 @@ int cg_vec_width(Cg *c, bool row);
 /* Alignment a streamed pointer of dtype t needs for chunks of vec elements. */
 int cg_vec_align(int vec, fz_dtype t);
 
-/* ---- prelude.c ------------------------------------------------------------ */
+/* ---- prelude.c, prelude_ops.c, prelude_row.c ----------------------------- */
 
 /* The prelude of a module whose entries use these pieces and op helpers. */
 void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp);
+/* The pieces (CUDA text) cg_prelude assembles, in its order. */
+extern const char cg_pre_minmax[], cg_pre_round[], cg_pre_rcp[], cg_pre_halfmath[], cg_pre_divr[];
+extern const char cg_pre_acc[], cg_pre_row[], cg_pre_mask[], cg_pre_cpa[], cg_pre_reg[], cg_pre_rowcp[],
+    cg_pre_split[], cg_pre_online[], cg_pre_tile[];
+/* fz_<name> of one op for one kind, written from its text in ir/sem.def. */
+void cg_sem_helper(StrBuf *sb, Op op, CgKind kind);
 /* The kind of a dtype's compute type. */
 CgKind cg_kind(fz_dtype t);
 /* An op's text in ir/sem.def for a kind of operand (NULL if it has none);

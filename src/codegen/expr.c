@@ -326,8 +326,9 @@ static const char *helper_call(Cg *c, Op op, const char *const *v)
 
 /* exp, sigmoid, silu and division of half-precision values: the prelude's
  * fz_<name>_h, which compute them with the hardware's exp2 and an
- * approximate division (pre_halfmath says why that is exact enough for a
- * half; a row kernel's division by a value of the row is row_chunk.c's). */
+ * approximate division (prelude_ops.c's cg_pre_halfmath says why that is
+ * exact enough for a half; a row kernel's division by a value of the row is
+ * row_chunk.c's). */
 static const char *half_form(Cg *c, const Node *n, const char *const *v)
 {
 	if (n->dtype != FZ_F16 && n->dtype != FZ_BF16)

@@ -121,7 +121,7 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
  * 4x16x256x1024 76.6 -> 45.8 us, whose masked elements (exp = 0) each took
  * the IEEE division's slow path; softmax f16 8192x4096 64.7 -> 63.7. A
  * quotient of halves is the product alone (fz_divrh, fz_divqh: the
- * prelude's pre_halfmath): masked softmax 21.8 -> 19.5 us more. */
+ * f16/bf16 math of prelude_ops.c): masked softmax 21.8 -> 19.5 us more. */
 static bool row_div(const RowK *R, const Node *n)
 {
 	return n->op == OP_DIV && !strcmp(cg_compute_type((fz_dtype)n->dtype), "float") && !row_is_colv(R, n->args[1]);
@@ -160,7 +160,7 @@ static bool emit_node(RowK *R, NodeId id, DivMode div)
 		return true;
 	static const char *const fn[] = {"fz_divr(%s, %s, fz_rc%d)", "fz_divq(%s, %s, fz_rc%d, fz_dx)",
 	                                 "fz_divr_call(%s, %s, fz_rc%d)"};
-	/* a quotient of halves: x times the reciprocal (prelude's pre_halfmath) */
+	/* a quotient of halves: x times the reciprocal (prelude_ops.c's cg_pre_halfmath) */
 	static const char *const fnh[] = {"fz_divrh(%s, %s, fz_rc%d)", "fz_divqh(%s, %s, fz_rc%d, fz_dx)",
 	                                  "fz_divr_call(%s, %s, fz_rc%d)"};
 	bool half = n->dtype == FZ_F16 || n->dtype == FZ_BF16;
