@@ -52,7 +52,20 @@ enum { CG_REG_NARROW_CHUNKS = 8 };
  * stage nothing up to CG_TILE_UNSTAGED_MAX elements (row_tile.c's
  * row_tile_unstaged), and where the rows are many and shorter than V, up to
  * CG_TILE_PAIR_MAX, take two a thread (their `_tile1n<L>x2` twins). */
+/* The f32 entries of staged rows that a group of threads holds (the class
+ * of tile_kmax chunks, not the direct entries of one length), in kernels
+ * without long math or 8-byte values that stage at most two streams
+ * (row_emit.c's tile_light), are bound to CG_TILE_GROUP_THREADS threads an
+ * SM: ptxas gave rmsnorm's and layernorm's 58 registers (17 blocks of 64),
+ * bound 48 (20 blocks), no spill; a kernel of four staged streams spilled
+ * 24 bytes, one of long math 72, so not those. H200,
+ * bench/replay_ab.py, unbound -> bound (us): layernorm f32 270600x31 24.5 ->
+ * 23.6, 66052x127 25.9 -> 25.3, 131072x63 25.2 -> 24.8, rmsnorm f32
+ * 66052x127 23.3 -> 23.0, softmax f32 270601x31 24.0 -> 23.6, 66053x127
+ * 24.2 -> 23.9; log_softmax and logsumexp f32 x127 within 0.2%. Not the
+ * direct entries (rmsnorm f32 1048576x16's `_tile4n16` 38.4 -> 38.6). */
 enum {
+	CG_TILE_GROUP_THREADS = 1280,
 	CG_TILE_THREADS = 64,
 	CG_TILE_THREADS_DIRECT = 256,
 	CG_TILE_FILL = 256,

@@ -544,10 +544,16 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	int blocks = tile ? tile_threads(R) / cg_tile_threads(row_tile_direct(R)) : 0;
 	if (blocks > 0)
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", cg_tile_threads(row_tile_direct(R)), blocks);
+	else if (tile && R->vec == 4 && !row_tile_direct(R) && tile_light(R, 4) && c->info->ntiles <= 2)
+		/* light f32 groups: cgint.h's CG_TILE_GROUP_THREADS says why */
+		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", cg_tile_threads(false),
+		                     CG_TILE_GROUP_THREADS / cg_tile_threads(false));
 	else if (R->stream) /* no cache: CG_STREAM_BLOCKS blocks an SM (launch.c) */
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (hentry)
 		bound = arena_printf(c->a, "__launch_bounds__(%d)", CG_HOLD_THREADS);
+	else if (lean && reg && rp->masked && row_masked_reduce(R))
+		bound = "FZ_MASKED_REDUCE_ROW";
 	else if (lean && reg && rp->masked)
 		bound = "FZ_MASKED_ROW";
 	else if (reg && rp->masked && row_masked_half(R))

@@ -757,6 +757,24 @@ static int max_threads(RowK *R)
 	return R->vec <= 4 && streams <= 2 && !heavy ? 1024 : 512;
 }
 
+/* The masked class of f32 rows in lean kernels that write no row, only
+ * values of each row, from at most two streams (logsumexp): 40 registers
+ * (FZ_MASKED_REDUCE_ROW), not FZ_MASKED_ROW's 56. ptxas gave logsumexp's
+ * `_reg4m` 52, 18 blocks of 64 threads an SM; at 40, 25 and no spill (a
+ * kernel of four streams spilled 112 bytes at 40, so not those). Such rows
+ * are issue-bound (ncu, logsumexp f32 16744x1001: SM 71%, DRAM 52%), half
+ * the bytes an element of softmax's. H200, bench/replay_ab.py, three calls,
+ * 56 -> 40 (us, medians): logsumexp f32 16744x1001 28.3 -> 27.1, then 1.00x;
+ * 4094x4099 31.4 -> 30.8, then 0.97x; 65536x255 47.1 -> 45.9, 0.98x, 0.97x. */
+bool row_masked_reduce(const RowK *R)
+{
+	const Kernel *k = R->k;
+	for (int i = 0; i < k->nparams; i++)
+		if (k->params[i].kind == PARAM_OUT && row_is_colv(R, k->params[i].node))
+			return false;
+	return R->vec == 4 && row_streams(R) <= 2;
+}
+
 /* The masked class of rows of halves (32 elements a thread, bound to 512
  * threads) in kernels of up to 4 streams without long math: 80 registers
  * (FZ_MASKED_HALF_ROW), not the bound's 128. ptxas gave them 87-105, so 5

@@ -215,15 +215,20 @@ struct alignas(16) fz_a16 { unsigned w[4]; };
 // 49.3). The masked class of rows of halves (512-thread entries) takes 80, not
 // 128: 6 blocks of 128 an SM instead of 4 (H100: softmax f16 4094x4099 57.2 us
 // at 72, 50.8 at 80, where it still spills 68 bytes; row_plan.c says which
-// kernels). __maxnreg__ needs NVRTC 12.4; older ones get the thread bound alone.
+// kernels). The masked class of f32 rows of kernels that write no row, only
+// values of each row, from at most two streams (logsumexp) takes 40: 25 blocks
+// of 64 an SM instead of 18, no spill (row_plan.c's row_masked_reduce).
+// __maxnreg__ needs NVRTC 12.4; older ones get the thread bound alone.
 #if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
 #define FZ_LEAN_ROW __maxnreg__(56)
 #define FZ_MASKED_ROW __maxnreg__(56)
 #define FZ_MASKED_HALF_ROW __maxnreg__(80)
+#define FZ_MASKED_REDUCE_ROW __maxnreg__(40)
 #else
 #define FZ_LEAN_ROW __launch_bounds__(1024)
 #define FZ_MASKED_ROW __launch_bounds__(1024)
 #define FZ_MASKED_HALF_ROW __launch_bounds__(512)
+#define FZ_MASKED_REDUCE_ROW __launch_bounds__(1024)
 #endif
 // Row kernels. A group of blockDim.x threads works on one row (or one segment
 // of it): a power of two up to a warp, or whole warps; fz_reduce combines their
@@ -2242,7 +2247,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n8(
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile4: short rows: the block's rows staged through shared memory, copied in and out as whole vectors; each row in registers, 4 chunks of 4 elements a thread
 // Chosen for many rows of at most 128 elements (4 chunks of 4 a thread of a group), not a multiple of 4.
-extern "C" __global__ void __launch_bounds__(1024) cg_row_k0_tile4(
+extern "C" __global__ void __launch_bounds__(64, 20) cg_row_k0_tile4(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,
 	float *__restrict__ out_inv,

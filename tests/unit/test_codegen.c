@@ -1247,7 +1247,7 @@ START_TEST(tile_entries)
 	             "__launch_bounds__(256, 8) test_k0_tile1n3(", "__launch_bounds__(256, 8) test_k0_tile1n3x2(",
 	             "__launch_bounds__(256, 8) test_k0_tile1n4(", "__launch_bounds__(256, 8) test_k0_tile2n5(",
 	             "__launch_bounds__(256, 8) test_k0_tile2n6(", "__launch_bounds__(256, 8) test_k0_tile2n7(",
-	             "__launch_bounds__(256, 8) test_k0_tile2n8(", "__launch_bounds__(1024) test_k0_tile4(",
+	             "__launch_bounds__(256, 8) test_k0_tile2n8(", "__launch_bounds__(64, 20) test_k0_tile4(",
 	             "__launch_bounds__(1024) test_k0_tile4n9(", "__launch_bounds__(1024) test_k0_tile4n10(",
 	             "__launch_bounds__(1024) test_k0_tile4n11(", "__launch_bounds__(1024) test_k0_tile4n12(",
 	             "__launch_bounds__(1024) test_k0_tile4n13(", "__launch_bounds__(1024) test_k0_tile4n14(",
@@ -1339,6 +1339,37 @@ START_TEST(tile_entries)
 		Compilation *c = compile_mode(unbound[i], true);
 		ck_assert_ptr_nonnull(entry_of(c, CG_PATH_TILE, false));
 		ck_assert_msg(!strstr(c->module.source, "__launch_bounds__(256, "), "%s", unbound[i]);
+		pipe_free(c);
+	}
+}
+END_TEST
+
+/* Register bounds chosen by what a kernel carries: the f32 groups' tiles
+ * (`_tile4`) of light kernels staging at most two streams at 1280 threads
+ * an SM (CG_TILE_GROUP_THREADS), not one staging five (its kernel's bound,
+ * 512 threads, alone); the register path's
+ * masked class of f32 rows that writes values of each row alone, from at
+ * most two streams, at 40 registers (FZ_MASKED_REDUCE_ROW), not softmax's
+ * (which writes its row) nor four streams'. */
+START_TEST(register_bounds)
+{
+	static const struct {
+		const char *src, *want, *not;
+	} cases[] = {
+	    {"in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", "__launch_bounds__(64, 20) test_k0_tile4(",
+	     "FZ_MASKED_REDUCE_ROW test"},
+	    {"in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", "FZ_MASKED_ROW test_k0_reg4m(", NULL},
+	    {"in x: f32[B, N]\nm = max(x)\nout y = m + log(sum(exp(x - m)))\n", "FZ_MASKED_REDUCE_ROW test_k0_reg4m(",
+	     NULL},
+	    {"in x: f32[B, N]\nin a: f32[B, N]\nin b: f32[B, N]\nin d: f32[B, N]\nout y = x * a + b * d - sum(x)\n",
+	     "__launch_bounds__(512) test_k0_tile4(", "__launch_bounds__(64, 20)"},
+	    {"in x: f32[B, N]\nin a: f32[B, N]\nin b: f32[B, N]\nin d: f32[B, N]\nout y = sum(x * a + b * d)\n",
+	     "FZ_MASKED_ROW test_k0_reg4m(", "FZ_MASKED_REDUCE_ROW test"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		Compilation *c = compile_mode(cases[i].src, true);
+		ck_assert_msg(strstr(c->module.source, cases[i].want), "case %zu: no %s", i, cases[i].want);
+		ck_assert_msg(!cases[i].not || !strstr(c->module.source, cases[i].not), "case %zu: %s", i, cases[i].not);
 		pipe_free(c);
 	}
 }
@@ -1739,6 +1770,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, masked_bits);
 	tcase_add_test(t, stream_hints);
 	tcase_add_test(t, tile_entries);
+	tcase_add_test(t, register_bounds);
 	tcase_add_test(t, narrow_register_rows);
 	tcase_add_test(t, tile_column_operands);
 	tcase_add_test(t, online_sums_planned);
