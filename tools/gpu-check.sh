@@ -10,7 +10,8 @@
 #     sizes: memcheck (fused and per-op), racecheck, synccheck and initcheck;
 #     memcheck also at 2 rows of 4194309, where split rows go without a cache,
 #     memcheck and racecheck at tens of thousands of short rows, which are
-#     staged through shared memory, and memcheck of the GPU interpreter
+#     staged through shared memory (and of rows of 255 and 511, staged where
+#     that saves a chunk), and memcheck of the GPU interpreter
 #     (`--interpret`);
 #   - gpu_test_examples and gpu_test_random again on the GPU interpreter
 #     (FUSEC_TEST_INTERPRET=1).
@@ -178,6 +179,8 @@ if [ -n "$SAN" ] && [ -x "$FUSEC" ]; then
 	sanitize memcheck fused-40000x16 40000 16   # ... of 2 chunks: 1 a thread
 	sanitize racecheck fused-40000x64 40000 64
 	sanitize racecheck fused-40001x31 40001 31
+	sanitize memcheck fused-20001x511 20001 511 # longer rows staged where that saves a chunk (TILE_SHIFT)
+	sanitize racecheck fused-20001x255 20001 255
 	sanitize memcheck interpret-3x515 3 515 --interpret
 	sanitize racecheck interpret-3x5000 3 5000 --interpret
 	sanitize racecheck fused-3x67 3 67

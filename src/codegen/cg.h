@@ -158,6 +158,7 @@ typedef enum CgRule {
 	CG_RULE_SPLIT_BARE,     /* few rows of a kernel that caches nothing: the same entry */
 	CG_RULE_TILE,           /* short rows, many: staged through shared memory */
 	CG_RULE_TILE_FEW,       /* short rows, few, not a multiple of V: a thread a row */
+	CG_RULE_TILE_SHIFT,     /* longer rows, many, not a multiple of V: staged in fewer chunks */
 	CG_RULE_ONE,            /* rows of one element: the row kernel's pointwise entry */
 	CG_RULE_FORCED          /* cg_launch_forced */
 } CgRule;

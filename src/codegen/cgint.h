@@ -34,8 +34,10 @@
 
 /* Rows of at most this many chunks, not a multiple of V, are staged through
  * shared memory (the TILE path), when many (launch.c's tile_rules;
- * docs/performance.md); its entries hold 1, 2, ... up to CG_TILE_KMAX chunks a
- * thread (CgKernelInfo.tile_kmax). */
+ * docs/performance.md); longer ones, up to 32 threads of the most chunks,
+ * where the stage holds them in fewer chunks than the register path's
+ * masked class (CG_RULE_TILE_SHIFT). Its entries hold 1, 2, ... up to
+ * CG_TILE_KMAX chunks a thread (CgKernelInfo.tile_kmax). */
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
 /* Rows of halves of at most this many chunks, a multiple of V, in a kernel
  * whose register path prefetches them, take that path's entries of 2 and 1

@@ -575,24 +575,43 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * (softmax f16 26.8 -> 28.1, log_softmax bf16 24.6 -> 27.7), of one vector
  * (rmsnorm bf16 2097152x8 19.3 -> 20.5, softmax f32 2097152x4 18.5 ->
  * 18.9) and few rows (softmax f32 3000x3 1.7 -> 2.1, f16 20000x5 2.0 ->
- * 2.5: half the threads) lost. */
+ * 2.5: half the threads) lost.
+ * Longer rows, not a multiple of V, up to 32 threads of tile_kmax chunks
+ * (CG_RULE_TILE_SHIFT): staged only where the stage holds the row in fewer
+ * chunks than the register path's masked class. That class starts at the
+ * row's 16-byte boundary, so a row can take one chunk more than its length
+ * needs (255 f32: 64 chunks from its first element, 65 from the boundary
+ * before it), and a group of a power of two threads then doubles (32
+ * threads of 4 chunks, half of them past the row, where the stage takes
+ * 16). Measured on the H200 (bench/replay_ab.py, one call, the masked
+ * class -> staged, us): logsumexp f32 65536x255 47.3 -> 25.7, layernorm
+ * 77.2 -> 45.1, rmsnorm 53.1 -> 40.7, softmax 62.1 -> 39.2, log_softmax
+ * 55.1 -> 39.2, layernorm bf16 65536x511 142.2 -> 76.1, rmsnorm bf16 83.3
+ * -> 65.6, softmax f16 76.2 -> 64.0, log_softmax bf16 68.9 -> 64.9. Where
+ * both hold the row in as many chunks the stage did not gain: softmax f32
+ * 32896x509 38.1 -> 46.3, f16 111848x300 68.3 -> 76.7, 83886x200 36.4 ->
+ * 36.8, 55924x300 40.2 -> 39.8, layernorm f32 55924x300 41.2 -> 41.2,
+ * logsumexp f32 41943x400 22.9 -> 22.9; though layernorm f32
+ * 131072x131 82.4 -> 61.1, softmax 64.5 -> 60.4, layernorm f16 131072x257
+ * 143.1 -> 130.2 gained (not taken: no rule told them from the others). */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
 	int64_t chunks = cdiv(z->n, ki->vec), kmax = ki->tile_kmax;
 	bool aligned = z->n % ki->vec == 0;
-	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || chunks > CG_TILE_CHUNKS ||
-	    (aligned && (chunks > kmax || chunks > ki->rk)))
+	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || (aligned && (chunks > kmax || chunks > ki->rk)))
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
 	int64_t R = cg_tile_threads(G == 1) / G;
 	bool few = z->rows * G < z->sms * CG_TILE_FILL;
-	if (G > 32 || (few && (G > 1 || aligned)))
+	bool shift = chunks > CG_TILE_CHUNKS; /* longer: only where the stage saves a chunk (above) */
+	if (G > 32 || (few && (G > 1 || aligned)) || (shift && G * K >= group_size(z, ki->rk) * ki->rk))
 		return false;
 	int rowlen = G == 1 ? (int)z->n : 0;
 	int rpt = few ? 1 : cg_tile_rpt(rowlen, ki->vec);
 	*ch = (Choice){.path = CG_PATH_TILE, .K = (int)K, .G = G, .R = R, .S = 1, .grid = cdiv(z->rows, R * rpt),
-	               .rowlen = rowlen, .rpt = rpt, .rule = few ? CG_RULE_TILE_FEW : CG_RULE_TILE};
+	               .rowlen = rowlen, .rpt = rpt,
+	               .rule = few ? CG_RULE_TILE_FEW : shift ? CG_RULE_TILE_SHIFT : CG_RULE_TILE};
 	return true;
 }
 
@@ -831,7 +850,9 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 			                                      : "");
 		}
 		return arena_printf(a, "Chosen for many rows of at most %d elements (%d chunk%s of %d a thread of a group), "
-		                       "not a multiple of %d.", CG_TILE_CHUNKS * V, e->K, e->K == 1 ? "" : "s", V, V);
+		                       "not a multiple of %d, and for longer ones up to %d elements where it holds them in "
+		                       "fewer chunks than the register path's masked class.",
+		                    CG_TILE_CHUNKS * V, e->K, e->K == 1 ? "" : "s", V, V, 32 * e->K * V);
 	case CG_NPATHS: break;
 	}
 	return "Never chosen.";

@@ -41,6 +41,11 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 	else if (e->rowlen)
 		sb_puts(sb, ": the entry of that length, a thread a row, which reads its row from global memory, a warp's 32 "
 		            "rows' outputs staged through shared memory");
+	else if (l->rule == CG_RULE_TILE_SHIFT) /* launch.c's tile_rules */
+		sb_printf(sb, "%s = %lld is not a multiple of %d, and the rows many: a block's %u rows staged through "
+		              "shared memory, each from its first element in %u threads of %d chunks, fewer chunks than "
+		              "the register path's masked class holds it in from the 16-byte boundary before it",
+		          N, n, V, l->block[1], l->block[0], e->K);
 	else
 		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
 		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
@@ -105,7 +110,8 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		          (long long)l->rows, l->rows == 1 ? "" : "s", l->rows == 1 ? "s" : "", (long long)l->grid[1]);
 		return;
 	case CG_RULE_TILE:
-	case CG_RULE_TILE_FEW: print_tile(sb, m, k, l, N); return;
+	case CG_RULE_TILE_FEW:
+	case CG_RULE_TILE_SHIFT: print_tile(sb, m, k, l, N); return;
 	case CG_RULE_ONE:
 		sb_printf(sb, "%s = 1: every reduction is its one value, so the rows go pointwise, a chunk of %d rows a "
 		              "thread, a block per 256 chunks", N, V);

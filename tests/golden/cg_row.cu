@@ -2246,7 +2246,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) cg_row_k0_tile2n8(
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_tile4: short rows: the block's rows staged through shared memory, copied in and out as whole vectors; each row in registers, 4 chunks of 4 elements a thread
-// Chosen for many rows of at most 128 elements (4 chunks of 4 a thread of a group), not a multiple of 4.
+// Chosen for many rows of at most 128 elements (4 chunks of 4 a thread of a group), not a multiple of 4, and for longer ones up to 512 elements where it holds them in fewer chunks than the register path's masked class.
 extern "C" __global__ void __launch_bounds__(64, 20) cg_row_k0_tile4(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,

@@ -696,6 +696,23 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 8}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 4}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){(int64_t)h100().sm_count * 256, 3}).rule, CG_RULE_TILE);
+	/* longer rows, many, not a multiple of V: staged where the stage holds
+	 * them in fewer chunks than the masked class, which counts from the
+	 * 16-byte boundary before the row (255: 64 chunks in 16 threads of 4,
+	 * where the masked class needs 65, so 32 threads); not where both take
+	 * as many (253 and 131: 16 threads; 509: 32), nor few rows */
+	l = launch(c, 0, (int64_t[]){65536, 255});
+	ck_assert_int_eq(l.path, CG_PATH_TILE);
+	ck_assert_int_eq(l.rule, CG_RULE_TILE_SHIFT);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
+	ck_assert_uint_eq(l.block[0], 16);
+	ck_assert_uint_eq(l.block[1], 4);
+	ck_assert_uint_eq(l.grid[0], 16384);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 254}).rule, CG_RULE_TILE_SHIFT);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 253}).rule, CG_RULE_REG_MASKED);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 131}).rule, CG_RULE_REG_MASKED);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 509}).rule, CG_RULE_REG_MASKED);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){16, 255}).rule, CG_RULE_REG_MASKED);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
 	 * of 256 * 7 + 8 elements, rounded to 16 bytes; the entry of that

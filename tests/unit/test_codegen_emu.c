@@ -312,20 +312,24 @@ END_TEST
  * vector where aligned and element by element where not); rmsnorm's 3
  * stages nothing either, softmax_bf16's 7 does. The fifth are fewer rows
  * than fill the device, a thread's each all the same (CG_RULE_TILE_FEW),
- * the last block's rows partly past the end (a thread leaves the loop). */
+ * the last block's rows partly past the end (a thread leaves the loop).
+ * The sixth are longer rows that the stage holds in half the chunks of the
+ * register path's masked class (CG_RULE_TILE_SHIFT: 255 f32, 64 chunks in
+ * 16 threads; 511 and 509 halves, 64 in 32 threads of 2), an odd number of
+ * them. */
 START_TEST(staged_rows)
 {
 	static const struct {
 		const char *file;
-		int64_t sizes[5][2];
+		int64_t sizes[6][2];
 	} cases[] = {
-		{"examples/layernorm.fz", {{300, 31}, {600, 7}, {70, 127}, {600, 16}, {100, 5}}},
-		{"examples/layernorm_bf16.fz", {{600, 31}, {600, 7}, {70, 127}, {600, 16}, {200, 5}}},
-		{"examples/rmsnorm.fz", {{300, 31}, {600, 3}, {70, 127}, {900, 4}, {100, 2}}},
-		{"examples/logsumexp.fz", {{300, 31}, {600, 7}, {70, 127}, {600, 8}, {100, 3}}},
-		{"examples/softmax_bf16.fz", {{300, 31}, {600, 7}, {1000, 8}, {600, 8}, {200, 6}}},
+		{"examples/layernorm.fz", {{300, 31}, {600, 7}, {70, 127}, {600, 16}, {100, 5}, {41, 255}}},
+		{"examples/layernorm_bf16.fz", {{600, 31}, {600, 7}, {70, 127}, {600, 16}, {200, 5}, {21, 511}}},
+		{"examples/rmsnorm.fz", {{300, 31}, {600, 3}, {70, 127}, {900, 4}, {100, 2}, {37, 255}}},
+		{"examples/logsumexp.fz", {{300, 31}, {600, 7}, {70, 127}, {600, 8}, {100, 3}, {35, 254}}},
+		{"examples/softmax_bf16.fz", {{300, 31}, {600, 7}, {1000, 8}, {600, 8}, {200, 6}, {19, 509}}},
 	};
-	check_program(cases[_i].file, read_text(cases[_i].file), 5, 2, &cases[_i].sizes[0][0]);
+	check_program(cases[_i].file, read_text(cases[_i].file), 6, 2, &cases[_i].sizes[0][0]);
 }
 END_TEST
 
