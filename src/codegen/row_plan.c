@@ -763,9 +763,10 @@ static int max_threads(RowK *R)
  * `_reg4m` 52, 18 blocks of 64 threads an SM; at 40, 25 and no spill (a
  * kernel of four streams spilled 112 bytes at 40, so not those). Such rows
  * are issue-bound (ncu, logsumexp f32 16744x1001: SM 71%, DRAM 52%), half
- * the bytes an element of softmax's. H200, bench/replay_ab.py, three calls,
- * 56 -> 40 (us, medians): logsumexp f32 16744x1001 28.3 -> 27.1, then 1.00x;
- * 4094x4099 31.4 -> 30.8, then 0.97x; 65536x255 47.1 -> 45.9, 0.98x, 0.97x. */
+ * the bytes an element of softmax's. H200, bench/replay_ab.py, 56 -> 40
+ * (us, medians): logsumexp f32 16744x1001 28.3 -> 27.1, then 1.00x and
+ * 0.98x in two later calls; 4094x4099 31.4 -> 30.8, then 0.97x; 65536x255
+ * 47.1 -> 45.9, then 0.98x and 0.97x. */
 bool row_masked_reduce(const RowK *R)
 {
 	const Kernel *k = R->k;

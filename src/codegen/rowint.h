@@ -178,6 +178,8 @@ void row_tile_span_head(RowK *R, CgW *w);
 void row_tile_span_tail(RowK *R, CgW *w);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
+/* The register path's masked class of f32 rows that writes only values of each
+ * row, bound to 40 registers (FZ_MASKED_REDUCE_ROW)? */
 bool row_masked_reduce(const RowK *R);
 
 /* ---- row_chunk.c ----------------------------------------------------------- */
