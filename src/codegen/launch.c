@@ -589,9 +589,9 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * 55.1 -> 39.2, layernorm bf16 65536x511 142.2 -> 76.1, rmsnorm bf16 83.3
  * -> 65.6, softmax f16 76.2 -> 64.0, log_softmax bf16 68.9 -> 64.9. Where
  * both hold the row in as many chunks the stage did not gain: softmax f32
- * 32896x509 38.1 -> 46.3, f16 111848x300 68.3 -> 76.7, 83886x200 36.4 ->
- * 36.8, 55924x300 40.2 -> 39.8, layernorm f32 55924x300 41.2 -> 41.2,
- * logsumexp f32 41943x400 22.9 -> 22.9; though layernorm f32
+ * 32896x509 38.1 -> 46.3, 83886x200 36.4 -> 36.8, 55924x300 40.2 -> 39.8,
+ * softmax f16 111848x300 68.3 -> 76.7, layernorm f32 55924x300 41.2 ->
+ * 41.2, logsumexp f32 41943x400 22.9 -> 22.9; though layernorm f32
  * 131072x131 82.4 -> 61.1, softmax 64.5 -> 60.4, layernorm f16 131072x257
  * 143.1 -> 130.2 gained (not taken: no rule told them from the others). */
 static bool tile_rules(const Sizes *z, Choice *ch)

@@ -1364,10 +1364,10 @@ END_TEST
 /* Register bounds chosen by what a kernel carries: the f32 groups' tiles
  * (`_tile4`) of light kernels staging at most two streams at 1280 threads
  * an SM (CG_TILE_GROUP_THREADS), not one staging five (its kernel's bound,
- * 512 threads, alone); the register path's
- * masked class of f32 rows that writes values of each row alone, from at
- * most two streams, at 40 registers (FZ_MASKED_REDUCE_ROW), not softmax's
- * (which writes its row) nor four streams'. */
+ * 512 threads, alone); the register path's masked class of f32 rows that
+ * writes values of each row alone, from at most two streams, at 40
+ * registers (FZ_MASKED_REDUCE_ROW), not softmax's (which writes its row)
+ * nor four streams'. */
 START_TEST(register_bounds)
 {
 	static const struct {
