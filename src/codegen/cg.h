@@ -107,6 +107,8 @@ typedef struct CgEntry {
 	bool stream;                /* SPLIT: no row cache; its passes read their inputs again */
 	bool masked;                /* REG: the class for any row length (the row's chunks start at
 	                               its alignment, its first and last masked) */
+	bool lane;                  /* REG: the lane class (`_reg<K>l`): a warp a row, K elements a
+	                               thread, one at a time, at j = threadIdx.x + 32 k */
 	bool direct;                /* TILE: a thread a row, its inputs read straight from global
 	                               memory, only its outputs staged (row_tile.c) */
 	int rowlen;                 /* TILE: direct: the one row length it takes (its fz_n a
@@ -146,6 +148,8 @@ typedef enum CgRule {
 	CG_RULE_PW,             /* pointwise: a chunk a thread, a block per 256 chunks */
 	CG_RULE_REG,            /* the row fits the register path */
 	CG_RULE_REG_MASKED,     /* the row fits the register path's masked class (not a multiple of V) */
+	CG_RULE_REG_LANE,       /* many rows of a few hundred elements, not a multiple of V: a warp a row,
+	                           an element at a time (the register path's lane class) */
 	CG_RULE_ROW_NO_REG,     /* ROW: the kernel has no register path (what it carries would not fit) */
 	CG_RULE_ROW_EMPTY,      /* ROW: rows of no elements (their per-row outputs) */
 	CG_RULE_ROW_LONG,       /* ROW: the row is longer than the register path holds */
@@ -208,6 +212,8 @@ typedef struct CgForce {
 	unsigned grid;              /* blocks (gridDim.x) */
 	bool global;                /* ROW, SPLIT: the row cache in the workspace */
 	bool masked;                /* REG: the masked class even for rows of a multiple of V */
+	bool lane;                  /* REG: the lane class, a warp a row (K: 0, or the fewest elements a
+	                               thread that hold the row, its entry's class) */
 	bool stream;                /* SPLIT: the entry without a row cache */
 	int K;                      /* TILE, REG: chunks a thread (its entry's class; REG 0: rk) */
 	bool hold;                  /* REG: the aligned class's entry that holds column operands */

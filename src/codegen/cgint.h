@@ -36,7 +36,8 @@
  * shared memory (the TILE path), when many (launch.c's tile_rules;
  * docs/performance.md); longer ones, up to 32 threads of the most chunks,
  * where the stage holds them in fewer chunks than the register path's
- * masked class (CG_RULE_TILE_SHIFT). Its entries hold 1, 2, ... up to
+ * masked class (CG_RULE_TILE_SHIFT) and its lane class does not take them
+ * (too few rows). Its entries hold 1, 2, ... up to
  * CG_TILE_KMAX chunks a thread (CgKernelInfo.tile_kmax). */
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
 /* Rows of halves of at most this many chunks, a multiple of V, in a kernel
@@ -95,6 +96,14 @@ static inline int cg_tile_rpt(int rowlen, int vec)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most
  * CG_HOLD_MAX of them. */
 enum { CG_HOLD_THREADS = 512, CG_HOLD_MAX = 2 };
+/* The register path's lane class (`_reg<K>l`, row_reg.c): rows longer than
+ * the staged ones, not a multiple of V, a group of CG_LANE_THREADS threads a
+ * row (CG_LANE_ROWS rows a block), K elements a thread, one at a time. Its
+ * entries hold from just past the staged rows' elements (CG_TILE_CHUNKS
+ * chunks of V over the group) up to CG_LANE_KMAX elements, or the register
+ * path's rk * V where that is fewer (CgKernelInfo.lane_lo, lane_hi;
+ * launch.c's lane_rules says when they are taken). */
+enum { CG_LANE_THREADS = 32, CG_LANE_ROWS = 4, CG_LANE_KMAX = 16 };
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
  * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch
@@ -136,6 +145,8 @@ struct CgKernelInfo {
 	bool reg_narrow;               /* row: the REG path's aligned class also has entries of 2
 	                                  and 1 chunks a thread, for rows of up to
 	                                  CG_REG_NARROW_CHUNKS (launch.c's reg_k) */
+	int lane_lo, lane_hi;          /* row: the REG path's lane entries hold lane_lo .. lane_hi
+	                                  elements a thread, an entry each (0: none) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
 	bool stream;                   /* row: has a SPLIT entry without a row cache (_stream) */
 	int in_bytes;                  /* row: bytes an element of the inputs read row by row */

@@ -205,6 +205,7 @@ static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm /
 typedef struct Choice {
 	CgPath path;
 	bool masked;               /* REG: the masked class */
+	bool lane;                 /* REG: the lane class (K: elements a thread) */
 	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE, REG: chunks a thread (its entry's class; REG 0: rk) */
@@ -223,6 +224,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
 		const CgEntry *en = &m->entries[e];
 		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked && en->hold == ch->hold
+		                                         && en->lane == ch->lane
 		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
 		                                         && en->rowlen == ch->rowlen && en->rpt == ch->rpt
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
@@ -270,7 +272,7 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 		return true;
 	out->seg = seg_len(z->n, ch->S, ki->vec);
 	if (ch->path == CG_PATH_REG) {
-		int64_t pf = reg_pf_bytes(ki, ch->masked);
+		int64_t pf = ch->lane ? 0 : reg_pf_bytes(ki, ch->masked);
 		out->smem = (unsigned)(pf * ch->G * ch->R);
 		return pf * ch->G * ch->R <= z->optin;
 	}
@@ -593,7 +595,9 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
  * softmax f16 111848x300 68.3 -> 76.7, layernorm f32 55924x300 41.2 ->
  * 41.2, logsumexp f32 41943x400 22.9 -> 22.9; though layernorm f32
  * 131072x131 82.4 -> 61.1, softmax 64.5 -> 60.4, layernorm f16 131072x257
- * 143.1 -> 130.2 gained (not taken: no rule told them from the others). */
+ * 143.1 -> 130.2 gained (not taken: no rule told them from the others).
+ * Since 2026-11-30 the lane class takes many such rows first (lane_rules);
+ * the stage keeps them where they are fewer. */
 static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
@@ -615,6 +619,41 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	return true;
 }
 
+/* Many rows of a few hundred elements, not a multiple of V (past the
+ * staged rows' CG_TILE_CHUNKS chunks, up to the lane entries' most
+ * elements, CgKernelInfo.lane_hi, times CG_LANE_THREADS): the register
+ * path's lane class, a warp a row, each thread the fewest elements that
+ * hold the row, one at a time (row_reg.c). Hand-written first
+ * (bench/lab/lane_rows.cu, H200, bench/cubin_lab.py, one call, us;
+ * torch.compile, fusec's masked class or stage, the lane kernel): softmax
+ * f32 131072x131 37.1, 63.5, 36.7; layernorm f32 131072x131 39.8, 81.2,
+ * 37.6; 55924x300 35.8, 40.8, 35.9; softmax f32 55924x300 35.3, 39.5, 35.1;
+ * 32833x511 38.5, 47.8, 35.4; layernorm f32 32833x511 37.5, 52.2, 35.7;
+ * layernorm f16 131072x257 63.8, 141.9, 57.7; 65536x511 52.3, 76.8, 55.8;
+ * softmax f16 65536x511 44.0, 63.9, 46.7; bf16 65536x506 40.9, 62.8, 46.6;
+ * layernorm bf16 65536x511 52.1, 76.8, 57.0. 8 elements a thread for rows
+ * of 131 (half of them past the row) took 40.6, 16 threads of 9 36.8, a
+ * grid of resident blocks looping over the rows 45.2. Few rows keep the
+ * masked class, whose group grows to fill the device. The lane entries,
+ * main -> lane (bench/replay_ab.py, same call as the sweep beside
+ * torch.compile): softmax f32 131072x131 64.4 -> 39.4, layernorm f32 81.5
+ * -> 41.5, softmax f32 32833x511 47.5 -> 35.7, layernorm f16 131072x257
+ * 141.9 -> 48.7, softmax f16 65536x511 63.7 -> 42.1, masked_softmax f16
+ * 4x16x1024x511 78.0 -> 48.1 (26 points, 0.34-0.95x; docs/performance.md,
+ * "Rows of a few hundred elements, not aligned: a warp a row"). Checked
+ * before the stage's CG_RULE_TILE_SHIFT, which it replaces where both apply. */
+static bool lane_rules(const Sizes *z, Choice *ch)
+{
+	const struct CgKernelInfo *ki = z->ki;
+	int64_t K = cdiv(z->n, CG_LANE_THREADS);
+	if (ki->lane_lo == 0 || z->n % ki->vec == 0 || K < ki->lane_lo || K > ki->lane_hi ||
+	    z->rows * CG_LANE_THREADS < z->sms * z->tps / 2)
+		return false;
+	*ch = (Choice){.path = CG_PATH_REG, .lane = true, .K = (int)K, .G = CG_LANE_THREADS, .R = CG_LANE_ROWS,
+	               .S = 1, .grid = cdiv(z->rows, CG_LANE_ROWS), .rule = CG_RULE_REG_LANE};
+	return true;
+}
+
 /* Rows of one element: every reduction is its one value, so the kernel is
  * pointwise over its rows (its `_one` entry), and launched as one. Measured
  * on the H200 against the staged rows (TILE), which at n = 1 hold one
@@ -632,7 +671,7 @@ static void row_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
 	int K = reg_k(z);
-	if (one_rules(z, ch) || (K == ki->rk && tile_rules(z, ch)))
+	if (one_rules(z, ch) || lane_rules(z, ch) || (K == ki->rk && tile_rules(z, ch)))
 		return;
 	int64_t G = group_size(z, K);
 	bool few = z->rows * G < z->sms * z->tps / 2 && z->chunks >= 4 * (int64_t)z->tmax;
@@ -742,7 +781,13 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
 	int bound = f->hold ? CG_HOLD_THREADS : ki->max_threads;
 	bool ok = ch.G > 0 && whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= bound && ch.grid > 0;
-	if (f->path == CG_PATH_REG) {
+	if (f->path == CG_PATH_REG && f->lane) { /* a warp a row, the entry of its K (row_reg.c's fz_mk) */
+		ch.masked = false;
+		ch.lane = true;
+		ch.K = (int)min64(cdiv(z.n, CG_LANE_THREADS), INT_MAX);
+		ok = ok && ch.G == CG_LANE_THREADS && (f->K == 0 || f->K == ch.K) && ki->lane_lo > 0 &&
+		     ch.K >= ki->lane_lo && ch.K <= ki->lane_hi;
+	} else if (f->path == CG_PATH_REG) {
 		CgRule r = reg_rule(&z, ch.G);
 		ok = ok && (r == CG_RULE_REG || r == CG_RULE_REG_MASKED) && (f->K == 0 || z.chunks <= ch.G * f->K);
 	}
@@ -822,6 +867,10 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		if (e->hold)
 			return arena_printf(a, "Chosen for rows of a positive multiple of %d elements, at most %d a thread of "
 			                       "a group of up to %d (%d a row), unless split.", V, e->K * V, H, e->K * V * H);
+		if (e->lane)
+			return arena_printf(a, "Chosen for many rows of %d to %d elements, not a multiple of %d: a group of "
+			                       "%d threads a row.", (e->K - 1) * CG_LANE_THREADS + 1, e->K * CG_LANE_THREADS, V,
+			                    CG_LANE_THREADS);
 		if (e->masked)
 			return arena_printf(a, "Chosen for rows of other lengths, up to %d chunks of %d a thread of a group "
 			                       "counted from the row's alignment (%d a row), %s.",

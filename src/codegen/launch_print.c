@@ -75,6 +75,11 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		sb_printf(sb, "%s = %lld is not a multiple of %d: its chunks start at each row's alignment, the first and "
 		              "last masked, and %lld threads a row hold them in %d chunks of %d each", N, n, V, G, K, V);
 		return;
+	case CG_RULE_REG_LANE:
+		sb_printf(sb, "%s = %lld is not a multiple of %d, more than %d chunks, and the rows many: %lld threads a "
+		              "row hold it in %d elements each, one at a time, whatever the row's alignment",
+		          N, n, V, CG_TILE_CHUNKS, G, K);
+		return;
 	case CG_RULE_ROW_EMPTY: sb_printf(sb, "%s = 0: rows of no elements, their per-row outputs", N); return;
 	case CG_RULE_ROW_LONG:
 		sb_printf(sb, "%s = %lld is more than %lld threads a row hold in %d chunks of %d each", N, n, G, K, V);
@@ -172,7 +177,9 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	}
 	const CgEntry *e = &m->entries[l->entry];
 	sb_printf(sb, "  path       %s", cg_path_name(l->path));
-	if (l->path == CG_PATH_REG || l->path == CG_PATH_TILE)
+	if (l->path == CG_PATH_REG && e->lane)
+		sb_printf(sb, ", %d elements a thread, one at a time", e->K);
+	else if (l->path == CG_PATH_REG || l->path == CG_PATH_TILE)
 		sb_printf(sb, ", %d chunk%s of %d a thread%s", e->K, e->K == 1 ? "" : "s", ki->vec,
 		          e->masked ? ", the row's ends masked" : "");
 	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT)

@@ -71,8 +71,10 @@ const char *row_ptr(RowK *R, int i)
  * softmax f16 1290555x13 28.0 -> 26.0, f32 645277x13 21.8 -> 20.2, 838861x10
  * 20.5 -> 19.4, logsumexp f32 2097152x7 19.3 -> 18.2, softmax f16
  * 1048576x16 24.6 -> 24.2; 12 of 13 staged shapes 0.93-1.00x, but
- * log_softmax bf16 1198373x14 23.0 -> 23.7. */
-const char *row_end(const RowK *R) { return R->rowlen ? "(int)fz_n" : "fz_ei"; }
+ * log_softmax bf16 1198373x14 23.0 -> 23.7. The register path's lane class
+ * does the same: which elements of a thread lie in the row is then the same
+ * in every row, set up once. */
+const char *row_end(const RowK *R) { return R->rowlen || R->path->lane ? "(int)fz_n" : "fz_ei"; }
 
 const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *n)
 {
@@ -83,6 +85,8 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 		                    n);
 	}
 	const char *ptr = row_ptr(R, i);
+	if (R->path->lane) /* one element, in the row or not (fz_mk's bit): no vector, no call */
+		return arena_printf(R->c->a, "fz_ld1(%s, %s, %s, fz_mk >> k & 1u);", o, ptr, j0);
 	/* a column operand of an entry of one row length: all of it, the rows
 	 * past the last too (their values unused), so that its bound is the
 	 * constant, not fz_ei: no partial chunk where the row has none */
@@ -109,6 +113,8 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 		return arena_printf(R->c->a, "fz_tst(fz_tr%d, %s, %s, %s);", i, j0, n, o);
 	}
 	const char *ptr = row_ptr(R, i);
+	if (R->path->lane) /* (its caller tests the bound) */
+		return arena_printf(R->c->a, "fz_st1(%s, %s, %s);", ptr, j0, o);
 	return arena_printf(R->c->a, "fz_stm%s(%s, %s, %s, %s, %s);", R->stream ? "<true>" : "", ptr, j0, n,
 	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);
 }
@@ -207,8 +213,9 @@ static void emit_accumulate(RowK *R, int q, AccMode mode)
 		case ACC_CHUNK: cw_line(R->w, "p%d = %s::f(p%d, %s); // %s", red, op, red, v, cm); break;
 		case ACC_MASKED:
 			if (row_bitmask(R)) /* op(p, identity) is p, bit for bit (emit_partials) */
-				cw_line(R->w, "p%d = %s::f(p%d, fz_pick(fz_mk, 1u << (k * %d + u), %s, %s)); // %s", red, op, red,
-				        R->vec, v, part_identity(c, red), cm);
+				cw_line(R->w, "p%d = %s::f(p%d, fz_pick(fz_mk, %s, %s, %s)); // %s", red, op, red,
+				        R->vec == 1 ? "1u << k" : arena_printf(c->a, "1u << (k * %d + u)", R->vec), v,
+				        part_identity(c, red), cm);
 			else
 				cw_line(R->w, "p%d = fz_inrow(j0 + u, %s) ? %s::f(p%d, %s) : p%d; // %s", red, row_end(R), op, red, v,
 				        red, cm);

@@ -18,8 +18,8 @@
 #include "codegen/rowint.h"
 
 /* The paths a row kernel has an entry for, in the module's order. */
-static const RowPath *const row_paths[] = {&row_reg_path, &row_regm_path, &row_tile_path, &row_loop_path,
-                                           &row_split_path};
+static const RowPath *const row_paths[] = {&row_reg_path,  &row_regm_path, &row_regl_path,
+                                           &row_tile_path, &row_loop_path, &row_split_path};
 
 /* ---- passes -------------------------------------------------------------------------- */
 
@@ -35,6 +35,8 @@ static void emit_block_reduce(RowK *R, NodeId red)
 		return;
 	if (R->path->path == CG_PATH_TILE)
 		cw_line(R->w, "a%d = fz_reduce_warp<%s>(a%d);", red, op, red);
+	else if (R->path->lane) /* a warp a row */
+		cw_line(R->w, "a%d = fz_reduce_lanes<%s>(a%d);", red, op, red);
 	else
 		cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red, R->red_inline ? "_in" : "", op,
 		        red);
@@ -281,7 +283,7 @@ static void emit_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	if (R->P > 0 && R->path->path != CG_PATH_TILE) { /* (fz_reduce_warp needs none) */
+	if (R->P > 0 && R->path->path != CG_PATH_TILE && !R->path->lane) { /* (fz_reduce_warp, _lanes need none) */
 		c->m->entries[c->m->nentries - 1].static_smem = CG_RED_WORDS * 8; /* the entry begun */
 		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
 		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
@@ -489,13 +491,15 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
 	const char *twin = R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : ""; /* `_tile<K>n<L>x<rpt>` */
-	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K, rp->masked ? "m" : hentry ? "h" : "")
+	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K,
+	                                                rp->lane ? "l" : rp->masked ? "m" : hentry ? "h" : "")
 	                     : tile && R->rowlen ? arena_printf(c->a, "tile%dn%d%s", R->K, R->rowlen, twin)
 	                     : tile      ? arena_printf(c->a, "tile%d", R->K) /* a group a row */
 	                     : R->stream ? "stream"
 	                                 : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
-	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked; /* the entry's compile-time class */
+	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked && !rp->lane; /* its compile-time class */
+	c->m->entries[c->m->nentries - 1].lane = rp->lane;
 	c->m->entries[c->m->nentries - 1].stream = R->stream;
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
 	c->m->entries[c->m->nentries - 1].direct = row_tile_direct(R);
@@ -655,9 +659,43 @@ static bool emit_tiles(RowK *R, const RowPath *rp)
 	return ok;
 }
 
+/* The register path's lane class (row_reg.c): an entry of K elements a
+ * thread for each K from just past the staged rows (CG_TILE_CHUNKS chunks
+ * of V over CG_LANE_THREADS threads) up to CG_LANE_KMAX, or the rk * V
+ * elements a thread the masked class holds where that is fewer (compiled
+ * on first use); where the row's length is a literal, its own K alone,
+ * unless it is a multiple of V; none for one row (rank 1). Written with
+ * V = 1. */
+static bool emit_lanes(RowK *R, const RowPath *rp)
+{
+	struct CgKernelInfo *ki = R->c->info;
+	int V = R->vec, lo = CG_TILE_CHUNKS * V / CG_LANE_THREADS + 1;
+	int hi = R->rk * V < CG_LANE_KMAX ? R->rk * V : CG_LANE_KMAX;
+	Dim N = R->k->domain[R->k->rank - 1];
+	if (R->r < 2) /* one row (rank 1): never many */
+		lo = hi + 1;
+	else if (!dim_is_sym(N)) {
+		int64_t K = N % V != 0 ? (N + CG_LANE_THREADS - 1) / CG_LANE_THREADS : 0;
+		lo = hi = K >= lo && K <= hi ? (int)K : 0;
+	}
+	ki->lane_lo = lo <= hi ? lo : 0;
+	ki->lane_hi = lo <= hi ? hi : 0;
+	bool ok = true;
+	R->vec = 1;
+	for (int K = ki->lane_lo; ok && K > 0 && K <= ki->lane_hi; K++) {
+		R->K = K;
+		ok = emit_entry(R, rp);
+	}
+	R->vec = V;
+	R->K = R->rk;
+	return ok;
+}
+
 static bool emit_path(RowK *R, const RowPath *rp)
 {
 	Cg *c = R->c;
+	if (rp->lane)
+		return R->rk == 0 || emit_lanes(R, rp);
 	bool has = rp->path == CG_PATH_REG     ? R->rk > 0
 	           : rp->path == CG_PATH_SPLIT ? R->P > 0
 	           : rp->path == CG_PATH_TILE  ? R->rk > 0 && c->info->ntiles > 0

@@ -935,8 +935,9 @@ bool row_pf_here(const RowK *R, NodeId id)
 {
 	/* not in the aligned class of reg_direct kernels, which loads its rows
 	 * itself; cp.async copies aligned pieces: the masked entries copy only
-	 * the streams aligned with the row's chunks */
-	if (R->path->path != CG_PATH_REG || (R->c->info->reg_direct && !R->path->masked))
+	 * the streams aligned with the row's chunks; the lane class's elements
+	 * are too small to copy (cp.async moves 4 bytes or more) */
+	if (R->path->path != CG_PATH_REG || R->path->lane || (R->c->info->reg_direct && !R->path->masked))
 		return false;
 	return row_is_pf(R, id) && (!R->path->shifted || R->aligned[R->c->pin[id]]);
 }

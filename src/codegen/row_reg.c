@@ -27,6 +27,18 @@
  * and store element by element (fz_stm). Streams whose rows are not aligned
  * with the primary's load whole chunks from the aligned blocks that hold
  * them, or 4-byte elements one by one (fz_ldc), and are not prefetched.
+ *
+ * And `_reg<K>l` (lane, written with V = 1): rows of a few hundred elements
+ * not a multiple of V, a warp a row (CG_LANE_THREADS), K elements a thread,
+ * element j = threadIdx.x + 32 k: each access of the warp is one coalesced
+ * load or store whatever the row's alignment, no chunk is partial, and
+ * which elements lie in the row (fz_mk) depends on the thread alone, all
+ * but its last by construction (emit_lane_mask). The masked class's
+ * chunks of such rows start at each row's alignment and end past it: the
+ * row's two partial chunks element by element, a mask an element set up
+ * row by row, a group of a power of two threads of rk chunks half past the
+ * row (131 f32: 16 threads of 4 chunks for 34). launch.c's lane_rules says
+ * where it is taken, and why.
  */
 #include "codegen/rowint.h"
 
@@ -46,6 +58,9 @@ static bool any_pf(RowK *R)
 
 static const char *reg_describe(RowK *R)
 {
+	if (R->path->lane)
+		return arena_printf(R->c->a, "each row in registers, a warp a row, %d elements a thread, one at a time: "
+		                             "element k of a thread at threadIdx.x + %d k", R->K, CG_LANE_THREADS);
 	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s%s", R->K, R->vec,
 	                    R->path->shifted ? ", starting at the row's alignment, its first and last masked" : "",
 	                    any_pf(R) ? "; the next row prefetched into shared memory" : "",
@@ -78,6 +93,9 @@ void row_reg_start(RowK *R, CgW *w)
 {
 	if (row_tile_direct(R)) /* chunk k at k * V: every load's offset a constant */
 		cw_line(w, "const int fz_ji = 0, fz_stepi = %d; // a thread a row (blockDim.x is 1)", R->vec);
+	else if (R->path->lane) /* the same: a constant apart, not 64-bit arithmetic an element */
+		cw_line(w, "const int fz_ji = (int)threadIdx.x, fz_stepi = %d; // a warp a row (blockDim.x is %d)",
+		        CG_LANE_THREADS, CG_LANE_THREADS);
 	else
 		cw_line(w, "const int fz_ji = (int)threadIdx.x * %d, fz_stepi = (int)blockDim.x * %d;", R->vec, R->vec);
 }
@@ -140,12 +158,28 @@ static void emit_held(RowK *R, CgW *w)
 	emit_held_loads(R, w);
 }
 
+/* The lane class's elements in the row, fz_mk's bits, once: a lane entry
+ * of K takes rows of 32 (K - 1) + 1 to 32 K elements (launch.c), so every
+ * element of a thread but its last lies in the row, and NVVM, seeing those
+ * bits constant, drops their tests (the loads, the reductions' fz_pick, the
+ * stores); the last element's bit is set where the row reaches it. */
+static void emit_lane_mask(RowK *R, CgW *w)
+{
+	int last = R->K - 1;
+	R->c->helpers |= CGH_MASK; /* fz_pick */
+	cw_line(w, "const unsigned fz_mk = 0x%xu | (fz_ji + %d < (int)fz_n ? 0x%xu : 0u); /* bit k: element k lies in "
+	           "the row (all but the last: rows of %d to %d) */",
+	        (1u << last) - 1, CG_LANE_THREADS * last, 1u << last, CG_LANE_THREADS * last + 1, CG_LANE_THREADS * R->K);
+}
+
 static void reg_prologue(RowK *R, CgW *w)
 {
 	bool pf = any_pf(R);
 	if (pf)
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
 	row_reg_start(R, w);
+	if (R->path->lane)
+		emit_lane_mask(R, w);
 	if (pf)
 		emit_pf_buffer(R, w);
 	emit_held(R, w);
@@ -202,13 +236,13 @@ void row_reg_row(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	/* (row_end: an entry of one length tests it only in its stores, of its output tiles) */
-	if (!R->rowlen || cg_tile_outputs(c->info))
+	if ((!R->rowlen || cg_tile_outputs(c->info)) && !R->path->lane)
 		cw_line(w, "const int fz_ei = fz_act ? (int)fz_n : 0;");
-	if (row_bitmask(R)) { /* the elements in the row, for emit_accumulate's ACC_MASKED */
+	if (row_bitmask(R) && !R->path->lane) { /* the elements in the row, for emit_accumulate's ACC_MASKED */
 		c->helpers |= CGH_MASK;
 		cw_line(w, "unsigned fz_mk = 0; /* bit k * %d + u: element u of chunk k lies in the row */", R->vec);
 		open_chunks(R, w, "fz_s");
-		cw_line(w, "fz_mk |= fz_cmask<%d>(j0, fz_ei) << (k * %d);", R->vec, R->vec);
+		cw_line(w, "fz_mk |= fz_cmask<%d>(j0, %s) << (k * %d);", R->vec, row_end(R), R->vec);
 		cw_close(w);
 	}
 	emit_whole_tests(R, w);
@@ -414,7 +448,7 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 		const KParam *kp = &k->params[i];
 		if (!stores_at(R, i, q))
 			continue;
-		cw_line(w, "if (j0 < fz_ei)");
+		cw_line(w, R->path->lane ? "if (fz_act && (fz_mk >> k & 1u))" : "if (j0 < fz_ei)");
 		cw_in(w);
 		if (R->path->masked)
 			cw_line(w, "%s", row_store(R, i, "j0", "fz_ei", reg_array(R, kp->node, q, whole)));
@@ -458,4 +492,20 @@ const RowPath row_regm_path = {
 	.row_store_cond = "fz_act && threadIdx.x == 0",
 	.masked = true,
 	.shifted = true,
+};
+
+const RowPath row_regl_path = {
+	.path = CG_PATH_REG,
+	.helpers = CGH_REG,
+	.args = reg_args,
+	.describe = reg_describe,
+	.prologue = reg_prologue,
+	.row_head = row_reg_row,
+	.chunks = row_reg_chunks,
+	.exchange = NULL,
+	.row_tail = NULL,
+	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = true,
+	.shifted = false,
+	.lane = true,
 };

@@ -58,9 +58,14 @@ typedef struct RowPath {
 	 * V, fz_vec saying once whether the launch's pointers are aligned; or a
 	 * row staged in shared memory, which needs no alignment). */
 	bool shifted;
+	/* The register path's lane class: chunks of one element (V = 1 while its
+	 * entries are written), so that a group's accesses are coalesced at any
+	 * alignment and which of a thread's elements lie in the row is the same
+	 * in every row. */
+	bool lane;
 } RowPath;
 
-extern const RowPath row_reg_path, row_regm_path, row_loop_path, row_split_path, row_tile_path;
+extern const RowPath row_reg_path, row_regm_path, row_regl_path, row_loop_path, row_split_path, row_tile_path;
 
 struct RowK {
 	Cg *c;

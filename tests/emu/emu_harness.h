@@ -190,12 +190,13 @@ static void fill(Tensor *t, bool nans)
  * its grid-stride loop. */
 typedef enum {
 	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_SPLIT_STREAM,
-	SCHED_REG, SCHED_REGM, SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, SCHED_REGH, SCHED_REGN, NSCHED
+	SCHED_REG, SCHED_REGM, SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, SCHED_REGH, SCHED_REGN, SCHED_LANE,
+	NSCHED
 } Sched;
 
 static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "split3-stream",
                                    "reg", "regm", "regm-thread", "regm-3warps", "tile1x32", "tile4x16",
-                                   "reg-held", "reg-narrow"};
+                                   "reg-held", "reg-narrow", "lane"};
 
 static CgDevice emu_device(void)
 {
@@ -249,6 +250,12 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		while (f.threads < 256 && n > (int64_t)f.threads * f.K * ki->vec)
 			f.threads *= 2;
 		f.rows = f.threads < 32 ? 32 / f.threads : 1;
+	}
+	if (s == SCHED_LANE) { /* a warp a row, the entry of the fewest elements a lane, where the kernel has it */
+		f.path = CG_PATH_REG;
+		f.lane = true;
+		f.threads = 32;
+		f.rows = 4;
 	}
 	if (s == SCHED_REGM96) { /* a group of three warps (fz_reduce over a number of warps not a power of two) */
 		f.path = CG_PATH_REG;

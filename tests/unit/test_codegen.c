@@ -227,14 +227,18 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	/* the pointwise entry; reg4 and its masked class, the tile's classes
+	/* the pointwise entry; reg4 and its masked class, its lane class (5 to
+	 * 16 elements a thread), the tile's classes
 	 * of a thread a row (an entry a row length: of one chunk 2 to 4, below
 	 * V with its twin of two rows a thread; of two chunks 5 to 8; of four
 	 * 9 to 16) and its class of groups (the paths in registers), row, split
 	 * (the cached ones), split rows without a cache and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 24);
+	ck_assert_int_eq(m->nentries, 1 + 36);
 	static const char *names[] = {
-	    "test_k0_pw",       "test_k1_reg4",      "test_k1_reg4m",    "test_k1_tile1n2",  "test_k1_tile1n2x2",
+	    "test_k0_pw",       "test_k1_reg4",      "test_k1_reg4m",    "test_k1_reg5l",    "test_k1_reg6l",
+	    "test_k1_reg7l",    "test_k1_reg8l",     "test_k1_reg9l",    "test_k1_reg10l",   "test_k1_reg11l",
+	    "test_k1_reg12l",   "test_k1_reg13l",    "test_k1_reg14l",   "test_k1_reg15l",   "test_k1_reg16l",
+	    "test_k1_tile1n2",  "test_k1_tile1n2x2",
 	    "test_k1_tile1n3",  "test_k1_tile1n3x2", "test_k1_tile1n4",  "test_k1_tile2n5",  "test_k1_tile2n6",
 	    "test_k1_tile2n7",  "test_k1_tile2n8",   "test_k1_tile4",    "test_k1_tile4n9",  "test_k1_tile4n10",
 	    "test_k1_tile4n11", "test_k1_tile4n12",  "test_k1_tile4n13", "test_k1_tile4n14", "test_k1_tile4n15",
@@ -258,7 +262,7 @@ START_TEST(entries_and_arguments)
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[1 + 24] = {0};
+		bool want[1 + 36] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -318,11 +322,12 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the twenty-two entries (the register path's two classes, the
-	 * general loop, split rows, the eighteen entries of staged rows); split
+	 * each of the thirty-four entries (the register path's two classes and
+	 * its twelve lane entries, the general loop, split rows, the eighteen
+	 * entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 103);
+	ck_assert_int_eq(lines, 151);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -569,7 +574,7 @@ START_TEST(dead_chunks_skipped)
 		int reg = 0;
 		for (int e = 0; e < c->module.nentries; e++) {
 			const CgEntry *en = &c->module.entries[e];
-			bool aligned = en->path == CG_PATH_REG && !en->masked;
+			bool aligned = en->path == CG_PATH_REG && !en->masked && !en->lane;
 			reg += aligned;
 			ck_assert_int_eq(count_of(en->text, "if (j0 < fz_ei) {"), aligned ? cases[i].guards : 0);
 		}
@@ -696,23 +701,31 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 8}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 4}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){(int64_t)h100().sm_count * 256, 3}).rule, CG_RULE_TILE);
-	/* longer rows, many, not a multiple of V: staged where the stage holds
-	 * them in fewer chunks than the masked class, which counts from the
-	 * 16-byte boundary before the row (255: 64 chunks in 16 threads of 4,
-	 * where the masked class needs 65, so 32 threads); not where both take
-	 * as many (253 and 131: 16 threads; 509: 32), nor few rows */
-	l = launch(c, 0, (int64_t[]){65536, 255});
-	ck_assert_int_eq(l.path, CG_PATH_TILE);
-	ck_assert_int_eq(l.rule, CG_RULE_TILE_SHIFT);
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
-	ck_assert_uint_eq(l.block[0], 16);
+	/* longer rows, many, not a multiple of V, up to 16 elements a thread of
+	 * a warp: the lane class, the fewest elements that hold the row (131:
+	 * 5; 255: 8; 509 and 512 - 1: 16), 4 rows a block; not aligned rows,
+	 * nor few rows, nor past 512 (the masked class) */
+	l = launch(c, 0, (int64_t[]){65536, 131});
+	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LANE);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg5l");
+	ck_assert(c->module.entries[l.entry].lane && !c->module.entries[l.entry].masked);
+	ck_assert_uint_eq(l.block[0], 32);
 	ck_assert_uint_eq(l.block[1], 4);
 	ck_assert_uint_eq(l.grid[0], 16384);
-	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 254}).rule, CG_RULE_TILE_SHIFT);
-	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 253}).rule, CG_RULE_REG_MASKED);
-	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 131}).rule, CG_RULE_REG_MASKED);
-	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 509}).rule, CG_RULE_REG_MASKED);
+	ck_assert_uint_eq(l.smem, 0);
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 129}).entry].symbol, "test_k0_reg5l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 255}).entry].symbol, "test_k0_reg8l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 509}).entry].symbol, "test_k0_reg16l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 511}).entry].symbol, "test_k0_reg16l");
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 127}).rule, CG_RULE_TILE);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 256}).rule, CG_RULE_REG);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 513}).rule, CG_RULE_REG_MASKED);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){16, 255}).rule, CG_RULE_REG_MASKED);
+	ck_assert_int_ne(launch(c, 0, (int64_t[]){4223, 255}).rule, CG_RULE_REG_LANE);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){4224, 255}).rule, CG_RULE_REG_LANE);
+	for (int K = 5; K <= 16; K++) /* an entry each */
+		ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 32 * K - 1}).rule, CG_RULE_REG_LANE);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
 	 * of 256 * 7 + 8 elements, rounded to 16 bytes; the entry of that
@@ -838,15 +851,20 @@ START_TEST(row_schedules_by_length)
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
 	ck_assert_uint_eq(l.block[0], 8);
 	ck_assert_uint_eq(l.block[1], 8);
-	/* longer, not a multiple of 4: the masked class, 34 chunks counted from
-	 * each row's alignment, 16 threads a row */
+	/* longer, not a multiple of 4: a warp a row of 5 elements a lane (the
+	 * lane class); few such rows, the masked class, 34 chunks counted from
+	 * each row's alignment, its group widened to fill the device */
 	l = launch(c, 0, (int64_t[]){1 << 20, 133});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LANE);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg5l");
+	ck_assert_uint_eq(l.block[0], 32);
+	ck_assert_uint_eq(l.block[1], 4);
+	ck_assert_uint_eq(l.smem, 0);
+	l = launch(c, 0, (int64_t[]){1000, 133});
 	ck_assert_int_eq(l.rule, CG_RULE_REG_MASKED);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
-	ck_assert_uint_eq(l.block[0], 16);
-	ck_assert_uint_eq(l.block[1], 8);
-	ck_assert_uint_eq(l.smem, 0);
+	ck_assert_uint_eq(l.block[0], 64);
 	/* 1024: two warps a row, 4 chunks a lane */
 	l = launch(c, 0, (int64_t[]){32768, 1024});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
@@ -1128,7 +1146,15 @@ START_TEST(masked_bits)
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_null(strstr(e->text, "fz_pick"));
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_inrow(j0 + u, fz_ei)"));
-	ck_assert_ptr_null(strstr(c->module.source, "fz_cmask"));
+	/* its lane entries mask by bits, set once (all but a thread's last
+	 * element in the row: the entry of K takes rows of 32 (K - 1) + 1 to
+	 * 32 K) */
+	for (int i = 0; i < c->module.nentries; i++) {
+		const CgEntry *en = &c->module.entries[i];
+		ck_assert_msg(!strstr(en->text, "fz_pick") == !en->lane && !strstr(en->text, "fz_cmask"), "%s", en->symbol);
+		if (en->K == 9 && en->lane)
+			ck_assert(strstr(en->text, "const unsigned fz_mk = 0xffu | (fz_ji + 256 < (int)fz_n ? 0x100u : 0u);"));
+	}
 	pipe_free(c);
 	/* a column operand of halves: a load an element in the register rows
 	 * (fz_ldc<true>), whole blocks in the general loops; kept in the caches
@@ -1245,7 +1271,8 @@ START_TEST(narrow_register_rows)
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
 	ck_assert_uint_eq(l.block[0], 2);
 	for (int e = 0; e < c->module.nentries; e++)
-		ck_assert_msg(!strstr(c->module.entries[e].symbol, "_reg2") && !strstr(c->module.entries[e].symbol, "_reg1"),
+		ck_assert_msg(c->module.entries[e].lane || (!strstr(c->module.entries[e].symbol, "_reg2") &&
+		                                            !strstr(c->module.entries[e].symbol, "_reg1")),
 		              "%s", c->module.entries[e].symbol);
 	pipe_free(c);
 	/* nor rows of f32 */
