@@ -424,6 +424,16 @@ static StrBuf *new_text(Cg *c, CgW *w, int depth)
 	return sb;
 }
 
+/* Does the kernel compute only values of up to 4 bytes (f32, halves,
+ * 32-bit integers, bool)? */
+static bool narrow_values(const RowK *R)
+{
+	for (int i = 0; i < R->k->nnodes; i++)
+		if (fz_dtype_size((fz_dtype)R->c->g->nodes[R->k->nodes[i]].dtype) > 4)
+			return false;
+	return true;
+}
+
 /* Does the kernel compute or stage only values of up to 4 bytes (no f64 or
  * i64) and its staged streams of up to `bytes` each, without long math?
  * tile_blocks' bounds were measured on such kernels only: with 8-byte
@@ -438,10 +448,7 @@ static bool tile_light(const RowK *R, int bytes)
 	for (int t = 0; t < ki->ntiles; t++)
 		if (ki->tile_bytes[t] > bytes)
 			return false;
-	for (int i = 0; i < R->k->nnodes; i++)
-		if (fz_dtype_size((fz_dtype)R->c->g->nodes[R->k->nodes[i]].dtype) > 4)
-			return false;
-	return true;
+	return narrow_values(R);
 }
 
 /* The threads an SM a staged entry is bound to (__launch_bounds__'s second
@@ -664,7 +671,8 @@ static bool emit_tiles(RowK *R, const RowPath *rp)
  * of V over CG_LANE_THREADS threads) up to CG_LANE_KMAX, or the rk * V
  * elements a thread the masked class holds where that is fewer (compiled
  * on first use); where the row's length is a literal, its own K alone,
- * unless it is a multiple of V; none for one row (rank 1). Written with
+ * unless it is a multiple of V; none for one row (rank 1), nor for kernels
+ * of 8-byte values (f64, i64), where it was not measured. Written with
  * V = 1. */
 static bool emit_lanes(RowK *R, const RowPath *rp)
 {
@@ -672,7 +680,7 @@ static bool emit_lanes(RowK *R, const RowPath *rp)
 	int V = R->vec, lo = CG_TILE_CHUNKS * V / CG_LANE_THREADS + 1;
 	int hi = R->rk * V < CG_LANE_KMAX ? R->rk * V : CG_LANE_KMAX;
 	Dim N = R->k->domain[R->k->rank - 1];
-	if (R->r < 2) /* one row (rank 1): never many */
+	if (R->r < 2 || !narrow_values(R)) /* one row (rank 1) is never many */
 		lo = hi + 1;
 	else if (!dim_is_sym(N)) {
 		int64_t K = N % V != 0 ? (N + CG_LANE_THREADS - 1) / CG_LANE_THREADS : 0;

@@ -726,6 +726,12 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){4224, 255}).rule, CG_RULE_REG_LANE);
 	for (int K = 5; K <= 16; K++) /* an entry each */
 		ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 32 * K - 1}).rule, CG_RULE_REG_LANE);
+	/* not kernels of 8-byte values, where it was not measured */
+	Compilation *c64 = compile_mode("in x: f64[B, N]\nout y = x - mean(x)\n", true);
+	for (int i = 0; i < c64->module.nentries; i++)
+		ck_assert_msg(!c64->module.entries[i].lane, "%s", c64->module.entries[i].symbol);
+	ck_assert_int_eq(launch(c64, 0, (int64_t[]){100000, 101}).rule, CG_RULE_REG_MASKED);
+	pipe_free(c64);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
 	 * of 256 * 7 + 8 elements, rounded to 16 bytes; the entry of that
