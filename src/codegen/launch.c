@@ -624,16 +624,17 @@ static bool tile_rules(const Sizes *z, Choice *ch)
  * elements, CgKernelInfo.lane_hi, times CG_LANE_THREADS): the register
  * path's lane class, a warp a row, each thread the fewest elements that
  * hold the row, one at a time (row_reg.c). Hand-written first
- * (bench/lab/lane_rows.cu, H200, bench/cubin_lab.py, one call, us;
- * torch.compile, fusec's masked class or stage, the lane kernel): softmax
- * f32 131072x131 37.1, 63.5, 36.7; layernorm f32 131072x131 39.8, 81.2,
- * 37.6; 55924x300 35.8, 40.8, 35.9; softmax f32 55924x300 35.3, 39.5, 35.1;
- * 32833x511 38.5, 47.8, 35.4; layernorm f32 32833x511 37.5, 52.2, 35.7;
- * layernorm f16 131072x257 63.8, 141.9, 57.7; 65536x511 52.3, 76.8, 55.8;
- * softmax f16 65536x511 44.0, 63.9, 46.7; bf16 65536x506 40.9, 62.8, 46.6;
- * layernorm bf16 65536x511 52.1, 76.8, 57.0. 8 elements a thread for rows
- * of 131 (half of them past the row) took 40.6, 16 threads of 9 36.8, a
- * grid of resident blocks looping over the rows 45.2. Few rows keep the
+ * (bench/lab/lane_rows.cu, H200, bench/cubin_lab.py, one call, us, medians
+ * of three rounds; torch.compile, fusec's masked class or stage, the lane
+ * kernel): softmax f32 131072x131 37.1, 63.6, 36.8; layernorm f32
+ * 131072x131 39.9, 81.2, 37.6; 55924x300 35.8, 40.8, 36.1; softmax f32
+ * 55924x300 35.4, 39.4, 35.1; 32833x511 38.5, 47.8, 35.3; layernorm f32
+ * 32833x511 37.5, 52.3, 35.7; layernorm f16 131072x257 63.8, 142.0, 57.5;
+ * 65536x511 52.3, 76.9, 55.8; softmax f16 65536x511 44.0, 64.0, 46.7; bf16
+ * 65536x506 41.0, 62.9, 46.6; layernorm bf16 65536x511 52.1, 77.0, 57.1. 8
+ * elements a thread for rows of 131 (half of them past the row) took 40.6,
+ * 16 threads of 9 36.7, a grid of resident blocks looping over the rows
+ * 45.2. Few rows keep the
  * masked class, whose group grows to fill the device. The lane entries,
  * main -> lane (bench/replay_ab.py, same call as the sweep beside
  * torch.compile): softmax f32 131072x131 64.4 -> 39.4, layernorm f32 81.5
