@@ -148,8 +148,10 @@ typedef enum CgRule {
 	CG_RULE_PW,             /* pointwise: a chunk a thread, a block per 256 chunks */
 	CG_RULE_REG,            /* the row fits the register path */
 	CG_RULE_REG_MASKED,     /* the row fits the register path's masked class (not a multiple of V) */
-	CG_RULE_REG_LANE,       /* many rows of a few hundred elements, not a multiple of V: a warp a row,
-	                           an element at a time (the register path's lane class) */
+	CG_RULE_REG_LANE,       /* many rows of 65 (f32 rows) or past the staged ones up to 1024 elements,
+	                           not a multiple of V (or f32 rows the aligned class would hold with many
+	                           chunks past the row): a warp a row, an element at a time (the register
+	                           path's lane class) */
 	CG_RULE_ROW_NO_REG,     /* ROW: the kernel has no register path (what it carries would not fit) */
 	CG_RULE_ROW_EMPTY,      /* ROW: rows of no elements (their per-row outputs) */
 	CG_RULE_ROW_LONG,       /* ROW: the row is longer than the register path holds */

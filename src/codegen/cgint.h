@@ -96,14 +96,14 @@ static inline int cg_tile_rpt(int rowlen, int vec)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most
  * CG_HOLD_MAX of them. */
 enum { CG_HOLD_THREADS = 512, CG_HOLD_MAX = 2 };
-/* The register path's lane class (`_reg<K>l`, row_reg.c): rows longer than
- * the staged ones, not a multiple of V, a group of CG_LANE_THREADS threads a
- * row (CG_LANE_ROWS rows a block), K elements a thread, one at a time. Its
- * entries hold from just past the staged rows' elements (CG_TILE_CHUNKS
- * chunks of V over the group) up to CG_LANE_KMAX elements, or the register
- * path's rk * V where that is fewer (CgKernelInfo.lane_lo, lane_hi;
- * launch.c's lane_rules says when they are taken). */
-enum { CG_LANE_THREADS = 32, CG_LANE_ROWS = 4, CG_LANE_KMAX = 16 };
+/* The register path's lane class (`_reg<K>l`, row_reg.c): rows not a
+ * multiple of V, a group of CG_LANE_THREADS threads a row (CG_LANE_ROWS rows
+ * a block), K elements a thread, one at a time. Its entries hold from just
+ * past the staged rows' elements (CG_TILE_CHUNKS chunks of V over the group),
+ * or from CG_LANE_KMIN in kernels of f32 rows that write rows, up to
+ * CG_LANE_KMAX elements (CgKernelInfo.lane_lo, lane_hi: row_emit.c's
+ * emit_lanes; launch.c's lane_rules says when they are taken). */
+enum { CG_LANE_THREADS = 32, CG_LANE_ROWS = 4, CG_LANE_KMIN = 3, CG_LANE_KMAX = 32 };
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
  * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch

@@ -619,9 +619,31 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 	return true;
 }
 
+/* Rows of a multiple of V that the lane class takes too: f32 (chunks of
+ * 4; rows of halves lost, below), longer than the staged rows, where the
+ * aligned class's group holds a fifth or more of its chunks past the row
+ * (300: 75 chunks in 32 threads of 4). H200, one call, bench/replay_ab.py,
+ * medians of three rounds, aligned class -> lane (us): softmax f32
+ * 55924x300 39.6 -> 35.1, layernorm 40.7 -> 35.9, rmsnorm 35.6 -> 35.8,
+ * softmax 83886x200 35.9 -> 34.4, log_softmax 102300x164 37.9 -> 35.1,
+ * logsumexp 41943x400 23.0 -> 19.2; where the group is full, no gain
+ * (softmax 65536x256 35.7 -> 35.1, 32768x512 35.5 -> 36.0, 8389x1000
+ * 19.1 -> 19.5, layernorm 8389x1000 19.8 -> 20.5), nor at 128 and 96
+ * (131072x128 35.8 -> 36.1, 174762x96 35.3 -> 39.4); rows of halves lost
+ * everywhere (softmax f16 16777x1000 19.0 -> 21.9, layernorm bf16
+ * 16383x1024 20.6 -> 23.3, layernorm f16 111848x304, its group 59% full,
+ * 44.0 -> 46.0). */
+static bool lane_aligned(const Sizes *z)
+{
+	int K = reg_k(z);
+	int64_t G = group_size(z, K);
+	return z->ki->vec == 4 && z->n > CG_TILE_CHUNKS * z->ki->vec && 5 * z->chunks <= 4 * G * K;
+}
+
 /* Many rows of a few hundred elements, not a multiple of V (past the
- * staged rows' CG_TILE_CHUNKS chunks, up to the lane entries' most
- * elements, CgKernelInfo.lane_hi, times CG_LANE_THREADS): the register
+ * staged rows' CG_TILE_CHUNKS chunks, or from 65 in kernels of f32 rows
+ * that write rows, up to the lane entries' most elements, 1024:
+ * CgKernelInfo.lane_lo, lane_hi times CG_LANE_THREADS): the register
  * path's lane class, a warp a row, each thread the fewest elements that
  * hold the row, one at a time (row_reg.c). Hand-written first
  * (bench/lab/lane_rows.cu, H200, bench/cubin_lab.py, one call, us, medians
@@ -641,13 +663,25 @@ static bool tile_rules(const Sizes *z, Choice *ch)
  * -> 41.5, softmax f32 32833x511 47.5 -> 35.7, layernorm f16 131072x257
  * 141.9 -> 48.7, softmax f16 65536x511 63.7 -> 42.1, masked_softmax f16
  * 4x16x1024x511 78.0 -> 48.1 (26 points, 0.34-0.95x; docs/performance.md,
- * "Rows of a few hundred elements, not aligned: a warp a row"). Checked
- * before the stage's CG_RULE_TILE_SHIFT, which it replaces where both apply. */
+ * "Rows of a few hundred elements, not aligned: a warp a row"). Then
+ * widened (H200, one call, the same tool, main -> lane, medians): to rows
+ * of 513 to 1024, 17 to 32 elements a thread (softmax f32 16350x513 34.4
+ * -> 19.8, 8381x1001 21.0 -> 19.9, logsumexp f32 16744x1001 27.4 -> 18.9,
+ * layernorm f32 8380x1001 26.7 -> 21.2, bf16 16760x1001 42.3 -> 24.6, bf16
+ * 32700x513 72.3 -> 25.2, masked_softmax f16 4x16x256x999 42.3 -> 24.4:
+ * 14 points, all faster), and down to rows of 65 f32, 3 and 4 elements a
+ * thread, in place of the stage, in kernels that write rows (layernorm f32
+ * 66052x127 25.7 -> 20.5, 90200x93 27.3 -> 22.2, softmax 66053x127 24.2 ->
+ * 19.9, 90200x93 23.9 -> 22.0, rmsnorm 120000x67 25.5 -> 22.6; 9 points,
+ * all faster), not in those that write only a value a row (logsumexp f32
+ * 132105x127 26.4 -> 27.6, 180000x93 30.0 -> 33.4); docs/performance.md,
+ * "Rows of 65 to 1024". Checked before the stage's rules, which it
+ * replaces where both apply. */
 static bool lane_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
 	int64_t K = cdiv(z->n, CG_LANE_THREADS);
-	if (ki->lane_lo == 0 || z->n % ki->vec == 0 || K < ki->lane_lo || K > ki->lane_hi ||
+	if (ki->lane_lo == 0 || (z->n % ki->vec == 0 && !lane_aligned(z)) || K < ki->lane_lo || K > ki->lane_hi ||
 	    z->rows * CG_LANE_THREADS < z->sms * z->tps / 2)
 		return false;
 	*ch = (Choice){.path = CG_PATH_REG, .lane = true, .K = (int)K, .G = CG_LANE_THREADS, .R = CG_LANE_ROWS,

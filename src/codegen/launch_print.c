@@ -76,9 +76,14 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		              "last masked, and %lld threads a row hold them in %d chunks of %d each", N, n, V, G, K, V);
 		return;
 	case CG_RULE_REG_LANE:
-		sb_printf(sb, "%s = %lld is not a multiple of %d, more than %d chunks, and the rows many: %lld threads a "
-		              "row hold it in %d elements each, one at a time, whatever the row's alignment",
-		          N, n, V, CG_TILE_CHUNKS, G, K);
+		if (n % V == 0) /* launch.c's lane_aligned */
+			sb_printf(sb, "%s = %lld is a multiple of %d, but the register path's threads would hold a fifth or "
+			              "more of their chunks past the row, and the rows many: %lld threads a row hold it in %d "
+			              "elements each, one at a time", N, n, V, G, K);
+		else
+			sb_printf(sb, "%s = %lld is not a multiple of %d, and the rows many: %lld threads a row hold it in %d "
+			              "elements each, one at a time, whatever the row's alignment",
+			          N, n, V, G, K);
 		return;
 	case CG_RULE_ROW_EMPTY: sb_printf(sb, "%s = 0: rows of no elements, their per-row outputs", N); return;
 	case CG_RULE_ROW_LONG:

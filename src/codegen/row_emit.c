@@ -563,6 +563,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (hentry)
 		bound = arena_printf(c->a, "__launch_bounds__(%d)", CG_HOLD_THREADS);
+	else if (rp->lane && R->K > CG_LANE_KMAX / 2) /* FZ_LANE_WIDE_ROW: the prelude says why */
+		bound = "FZ_LANE_WIDE_ROW";
 	else if (lean && reg && rp->masked && row_masked_reduce(R))
 		bound = "FZ_MASKED_REDUCE_ROW";
 	else if (lean && reg && rp->masked)
@@ -667,23 +669,28 @@ static bool emit_tiles(RowK *R, const RowPath *rp)
 }
 
 /* The register path's lane class (row_reg.c): an entry of K elements a
- * thread for each K from just past the staged rows (CG_TILE_CHUNKS chunks
- * of V over CG_LANE_THREADS threads) up to CG_LANE_KMAX, or the rk * V
- * elements a thread the masked class holds where that is fewer (compiled
- * on first use); where the row's length is a literal, its own K alone,
- * unless it is a multiple of V; none for one row (rank 1), nor for kernels
- * of 8-byte values (f64, i64), where it was not measured. Written with
- * V = 1. */
+ * thread for each K (compiled on first use) from just past the staged rows
+ * (CG_TILE_CHUNKS chunks of V over CG_LANE_THREADS threads) up to
+ * CG_LANE_KMAX, where the register path holds rows at all (rk > 0: at 32
+ * elements a thread, what its passes carry fits as the masked class of
+ * halves' does); in kernels of chunks of 4 (f32) that write rows, from
+ * CG_LANE_KMIN, rows of 65 on, where it beat the stage (launch.c's
+ * lane_rules: a kernel that writes only a value a row, logsumexp, lost).
+ * Where the row's length is a literal, its own K alone, unless it is a
+ * multiple of V that the class never takes (halves; f32 up to the staged
+ * rows' length); none for one row (rank 1), nor for kernels of 8-byte
+ * values (f64, i64), where it was not measured. Written with V = 1. */
 static bool emit_lanes(RowK *R, const RowPath *rp)
 {
 	struct CgKernelInfo *ki = R->c->info;
-	int V = R->vec, lo = CG_TILE_CHUNKS * V / CG_LANE_THREADS + 1;
-	int hi = R->rk * V < CG_LANE_KMAX ? R->rk * V : CG_LANE_KMAX;
+	int V = R->vec, hi = R->rk > 0 ? CG_LANE_KMAX : 0;
+	int lo = V == 4 && row_writes_rows(R) ? CG_LANE_KMIN : CG_TILE_CHUNKS * V / CG_LANE_THREADS + 1;
 	Dim N = R->k->domain[R->k->rank - 1];
 	if (R->r < 2 || !narrow_values(R)) /* one row (rank 1) is never many */
 		lo = hi + 1;
 	else if (!dim_is_sym(N)) {
-		int64_t K = N % V != 0 ? (N + CG_LANE_THREADS - 1) / CG_LANE_THREADS : 0;
+		bool aligned_too = V == 4 && N > CG_TILE_CHUNKS * V; /* launch.c's lane_aligned */
+		int64_t K = N % V != 0 || aligned_too ? (N + CG_LANE_THREADS - 1) / CG_LANE_THREADS : 0;
 		lo = hi = K >= lo && K <= hi ? (int)K : 0;
 	}
 	ki->lane_lo = lo <= hi ? lo : 0;

@@ -767,13 +767,15 @@ static int max_threads(RowK *R)
  * (us, medians): logsumexp f32 16744x1001 28.3 -> 27.1, then 1.00x and
  * 0.98x in two later calls; 4094x4099 31.4 -> 30.8, then 0.97x; 65536x255
  * 47.1 -> 45.9, then 0.98x and 0.97x. */
-bool row_masked_reduce(const RowK *R)
+bool row_masked_reduce(const RowK *R) { return R->vec == 4 && !row_writes_rows(R) && row_streams(R) <= 2; }
+
+bool row_writes_rows(const RowK *R)
 {
 	const Kernel *k = R->k;
 	for (int i = 0; i < k->nparams; i++)
 		if (k->params[i].kind == PARAM_OUT && row_is_colv(R, k->params[i].node))
-			return false;
-	return R->vec == 4 && row_streams(R) <= 2;
+			return true;
+	return false;
 }
 
 /* The masked class of rows of halves (32 elements a thread, bound to 512

@@ -186,6 +186,9 @@ bool row_masked_half(const RowK *R);
 /* The register path's masked class of f32 rows that writes only values of each
  * row, bound to 40 registers (FZ_MASKED_REDUCE_ROW)? */
 bool row_masked_reduce(const RowK *R);
+/* Does the kernel write a row (an output of the rows' layout), not only values
+ * of each row? */
+bool row_writes_rows(const RowK *R);
 
 /* ---- row_chunk.c ----------------------------------------------------------- */
 

@@ -227,17 +227,21 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	/* the pointwise entry; reg4 and its masked class, its lane class (5 to
-	 * 16 elements a thread), the tile's classes
+	/* the pointwise entry; reg4 and its masked class, its lane class (3 to
+	 * 32 elements a thread: f32 rows, written), the tile's classes
 	 * of a thread a row (an entry a row length: of one chunk 2 to 4, below
 	 * V with its twin of two rows a thread; of two chunks 5 to 8; of four
 	 * 9 to 16) and its class of groups (the paths in registers), row, split
 	 * (the cached ones), split rows without a cache and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 36);
+	ck_assert_int_eq(m->nentries, 1 + 54);
 	static const char *names[] = {
-	    "test_k0_pw",       "test_k1_reg4",      "test_k1_reg4m",    "test_k1_reg5l",    "test_k1_reg6l",
-	    "test_k1_reg7l",    "test_k1_reg8l",     "test_k1_reg9l",    "test_k1_reg10l",   "test_k1_reg11l",
-	    "test_k1_reg12l",   "test_k1_reg13l",    "test_k1_reg14l",   "test_k1_reg15l",   "test_k1_reg16l",
+	    "test_k0_pw",       "test_k1_reg4",      "test_k1_reg4m",    "test_k1_reg3l",    "test_k1_reg4l",
+	    "test_k1_reg5l",    "test_k1_reg6l",     "test_k1_reg7l",    "test_k1_reg8l",    "test_k1_reg9l",
+	    "test_k1_reg10l",   "test_k1_reg11l",    "test_k1_reg12l",   "test_k1_reg13l",   "test_k1_reg14l",
+	    "test_k1_reg15l",   "test_k1_reg16l",    "test_k1_reg17l",   "test_k1_reg18l",   "test_k1_reg19l",
+	    "test_k1_reg20l",   "test_k1_reg21l",    "test_k1_reg22l",   "test_k1_reg23l",   "test_k1_reg24l",
+	    "test_k1_reg25l",   "test_k1_reg26l",    "test_k1_reg27l",   "test_k1_reg28l",   "test_k1_reg29l",
+	    "test_k1_reg30l",   "test_k1_reg31l",    "test_k1_reg32l",
 	    "test_k1_tile1n2",  "test_k1_tile1n2x2",
 	    "test_k1_tile1n3",  "test_k1_tile1n3x2", "test_k1_tile1n4",  "test_k1_tile2n5",  "test_k1_tile2n6",
 	    "test_k1_tile2n7",  "test_k1_tile2n8",   "test_k1_tile4",    "test_k1_tile4n9",  "test_k1_tile4n10",
@@ -262,7 +266,7 @@ START_TEST(entries_and_arguments)
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[1 + 36] = {0};
+		bool want[1 + 54] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -322,12 +326,12 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the thirty-four entries (the register path's two classes and
-	 * its twelve lane entries, the general loop, split rows, the eighteen
+	 * each of the fifty-two entries (the register path's two classes and
+	 * its thirty lane entries, the general loop, split rows, the eighteen
 	 * entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 151);
+	ck_assert_int_eq(lines, 223);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -701,10 +705,12 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 8}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){3000, 4}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){(int64_t)h100().sm_count * 256, 3}).rule, CG_RULE_TILE);
-	/* longer rows, many, not a multiple of V, up to 16 elements a thread of
-	 * a warp: the lane class, the fewest elements that hold the row (131:
-	 * 5; 255: 8; 509 and 512 - 1: 16), 4 rows a block; not aligned rows,
-	 * nor few rows, nor past 512 (the masked class) */
+	/* rows of 65 to 1024, many, not a multiple of V, in a kernel that
+	 * writes rows: the lane class, a warp a row, the fewest elements a
+	 * thread that hold the row (131: 5; 255: 8; 509 and 512 - 1: 16; 127:
+	 * 4; 65: 3; 513: 17; 1023: 32), 4 rows a block; not aligned rows, nor
+	 * few rows, nor past 1024 (the masked class), nor 64 and fewer (the
+	 * stage) */
 	l = launch(c, 0, (int64_t[]){65536, 131});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert_int_eq(l.rule, CG_RULE_REG_LANE);
@@ -718,20 +724,47 @@ START_TEST(row_schedules_by_length)
 	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 255}).entry].symbol, "test_k0_reg8l");
 	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 509}).entry].symbol, "test_k0_reg16l");
 	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 511}).entry].symbol, "test_k0_reg16l");
-	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 127}).rule, CG_RULE_TILE);
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 127}).entry].symbol, "test_k0_reg4l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 65}).entry].symbol, "test_k0_reg3l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 513}).entry].symbol, "test_k0_reg17l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 1023}).entry].symbol, "test_k0_reg32l");
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 63}).rule, CG_RULE_TILE);
+	/* a multiple of V, past the staged rows, where the aligned class's
+	 * threads would hold a fifth or more of their chunks past the row (300:
+	 * 75 chunks in 32 threads of 4; 200 and 400: 50 in 64, 100 in 128): the
+	 * lane class too; not where they would hold it whole (256: 64 chunks in
+	 * 16 threads; 1000: 250 in 256), nor rows as short as the stage's */
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 300}).entry].symbol, "test_k0_reg10l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 200}).entry].symbol, "test_k0_reg7l");
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){65536, 400}).entry].symbol, "test_k0_reg13l");
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 1000}).rule, CG_RULE_REG);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 96}).rule, CG_RULE_REG);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 256}).rule, CG_RULE_REG);
-	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 513}).rule, CG_RULE_REG_MASKED);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 1025}).rule, CG_RULE_REG_MASKED);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){16, 255}).rule, CG_RULE_REG_MASKED);
 	ck_assert_int_ne(launch(c, 0, (int64_t[]){4223, 255}).rule, CG_RULE_REG_LANE);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){4224, 255}).rule, CG_RULE_REG_LANE);
-	for (int K = 5; K <= 16; K++) /* an entry each */
+	for (int K = 3; K <= 32; K++) /* an entry each */
 		ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 32 * K - 1}).rule, CG_RULE_REG_LANE);
+	/* a kernel that writes only a value a row: from past the staged rows
+	 * (where the lane class lost to the stage) */
+	Compilation *cv = compile_mode("in x: f32[B, N]\nm = max(x)\nout s = m + log(sum(exp(x - m)))\n", true);
+	ck_assert_int_eq(launch(cv, 0, (int64_t[]){65536, 127}).rule, CG_RULE_TILE);
+	ck_assert_int_eq(launch(cv, 0, (int64_t[]){65536, 129}).rule, CG_RULE_REG_LANE);
+	ck_assert_str_eq(cv->module.entries[launch(cv, 0, (int64_t[]){65536, 1001}).entry].symbol, "test_k0_reg32l");
+	pipe_free(cv);
 	/* not kernels of 8-byte values, where it was not measured */
 	Compilation *c64 = compile_mode("in x: f64[B, N]\nout y = x - mean(x)\n", true);
 	for (int i = 0; i < c64->module.nentries; i++)
 		ck_assert_msg(!c64->module.entries[i].lane, "%s", c64->module.entries[i].symbol);
 	ck_assert_int_eq(launch(c64, 0, (int64_t[]){100000, 101}).rule, CG_RULE_REG_MASKED);
 	pipe_free(c64);
+	/* rows of halves: a multiple of V keeps the aligned class (the lane
+	 * class lost there) */
+	Compilation *ch = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", true);
+	ck_assert_int_eq(launch(ch, 0, (int64_t[]){100000, 303}).rule, CG_RULE_REG_LANE);
+	ck_assert_int_eq(launch(ch, 0, (int64_t[]){100000, 304}).rule, CG_RULE_REG);
+	pipe_free(ch);
 	/* the shortest: a thread a row of the fewest chunks, 256 rows a block,
 	 * its input read from global memory (fz_gld), only y staged: one tile
 	 * of 256 * 7 + 8 elements, rounded to 16 bytes; the entry of that
@@ -851,12 +884,14 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.block[1], 16);
 	ck_assert_uint_eq(l.grid[0], 65536);
 	ck_assert_uint_eq(l.smem, 0);
-	/* 127: still staged (32 chunks), 8 threads of 4 chunks a row, 8 rows a
-	 * block of 64 */
+	/* 127, many rows: a warp a row, 4 elements a lane (the lane class),
+	 * where the stage took 8 threads of 4 chunks a row; fewer (a warp a
+	 * row would not fill half the device, nor would the stage's 8
+	 * threads): the masked class, its group widened */
 	l = launch(c, 0, (int64_t[]){1 << 20, 127});
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4");
-	ck_assert_uint_eq(l.block[0], 8);
-	ck_assert_uint_eq(l.block[1], 8);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4l");
+	l = launch(c, 0, (int64_t[]){4000, 127});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
 	/* longer, not a multiple of 4: a warp a row of 5 elements a lane (the
 	 * lane class); few such rows, the masked class, 34 chunks counted from
 	 * each row's alignment, its group widened to fill the device */
@@ -1266,8 +1301,9 @@ START_TEST(narrow_register_rows)
 	ck_assert_int_eq(e2->K, 2);
 	ck_assert(!e2->masked && !e2->hold);
 	ck_assert(strstr(e2->text, "float fz_g0[2][8];"));
-	/* not a multiple of V: the masked class, rk chunks a thread */
-	CgLaunch l = launch(c, 0, (int64_t[]){16384, 1001});
+	/* not a multiple of V, too few rows for the lane class: the masked
+	 * class, rk chunks a thread */
+	CgLaunch l = launch(c, 0, (int64_t[]){4000, 1001});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
 	pipe_free(c);
 	/* softmax of halves loads its rows directly: no such entries */
@@ -1504,8 +1540,8 @@ START_TEST(row_cache_slots)
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
 	ck_assert_uint_eq(l.block[0], 1024);
 	ck_assert_uint_eq(l.smem, 0);
-	/* not the masked class */
-	l = launch(c, 0, (int64_t[]){8192, 1001});
+	/* not a multiple of V, too few rows for the lane class: the masked class */
+	l = launch(c, 0, (int64_t[]){4000, 1001});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
 	pipe_free(c);
 	/* f16: x cached as f16 (2 bytes); xc = x - mu, one subtraction of a
