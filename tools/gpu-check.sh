@@ -179,7 +179,9 @@ if [ -n "$SAN" ] && [ -x "$FUSEC" ]; then
 	sanitize memcheck fused-40000x16 40000 16   # ... of 2 chunks: 1 a thread
 	sanitize racecheck fused-40000x64 40000 64
 	sanitize racecheck fused-40001x31 40001 31
-	sanitize memcheck fused-20001x511 20001 511 # longer rows staged where that saves a chunk (TILE_SHIFT)
+	sanitize memcheck fused-20001x511 20001 511 # rows of a few hundred, a warp a row (the lane class)
+	sanitize memcheck fused-20001x1001 20001 1001 # ... its entries of 32 elements a lane
+	sanitize memcheck fused-40001x93 40001 93   # ... of 3, f32 rows of kernels that write rows
 	sanitize racecheck fused-20001x255 20001 255
 	sanitize memcheck interpret-3x515 3 515 --interpret
 	sanitize racecheck interpret-3x5000 3 5000 --interpret
