@@ -17,7 +17,10 @@ from conftest import progen_tool
 from fusec import _gpu, _raw
 from references import REFERENCES, TorchOps, assert_close, make_inputs, random_inputs
 
-SIZES = [(3, 67), (64, 1000), (4097, 33), (2, 100003), (8, 1)]
+# 4500 rows: enough (4224 on an H200) for the register path's lane class, a
+# warp a row: its entries of 32 elements (1001), of 3 (93, f32 rows), and
+# f32 rows of a multiple of 4 its aligned class would hold half empty (300)
+SIZES = [(3, 67), (64, 1000), (4097, 33), (2, 100003), (8, 1), (4500, 1001), (4500, 93), (4500, 300)]
 
 
 def _torch_dtype(torch, fz):
