@@ -28,8 +28,10 @@
  * with the primary's load whole chunks from the aligned blocks that hold
  * them, or 4-byte elements one by one (fz_ldc), and are not prefetched.
  *
- * And `_reg<K>l` (lane, written with V = 1): rows of a few hundred elements
- * not a multiple of V, a warp a row (CG_LANE_THREADS), K elements a thread,
+ * And `_reg<K>l` (lane, written with V = 1): rows of 65 to 1024 elements
+ * not a multiple of V (and f32 rows that the aligned class would hold with
+ * many chunks past the row), a warp a row (CG_LANE_THREADS), K (up to 32,
+ * fz_mk's bits) elements a thread,
  * element j = threadIdx.x + 32 k: each access of the warp is one coalesced
  * load or store whatever the row's alignment, no chunk is partial, and
  * which elements lie in the row (fz_mk) depends on the thread alone, all
@@ -37,8 +39,9 @@
  * chunks of such rows start at each row's alignment and end past it: the
  * row's two partial chunks element by element, a mask an element set up
  * row by row, a group of a power of two threads of rk chunks half past the
- * row (131 f32: 16 threads of 4 chunks for 34). launch.c's lane_rules says
- * where it is taken, and why.
+ * row (131 f32: 16 threads of 4 chunks for 34); the aligned class's group
+ * of rows of 300 f32, 32 threads of 4 chunks for 75. launch.c's lane_rules
+ * and lane_aligned say where it is taken, and why.
  */
 #include "codegen/rowint.h"
 
