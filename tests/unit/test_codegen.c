@@ -1786,7 +1786,10 @@ static double nvrtc_ms(Compilation *c, const char *src)
 
 /* A cold compile of a one-kernel program, of each of its entries alone (what
  * the first launch on a path compiles) and of all of them (printed; the
- * figure depends on the machine, see docs/performance.md). */
+ * figure depends on the machine, see docs/performance.md). All of them is
+ * only what `--emit=ptx` without --dim compiles: softmax's 55 entries took
+ * 2.3 s on the 2-core development machine, 5.0 s in the ASan build (NVRTC's
+ * allocations intercepted), so its bound is looser than an entry's. */
 START_TEST(nvrtc_time)
 {
 	const char *progs[] = {"in x: f32[N]\nin y: f32[N]\nin b: f32[N]\nin s: f32\nout z = relu((x + y) * s + b)\n",
@@ -1801,7 +1804,7 @@ START_TEST(nvrtc_time)
 			double ms = nvrtc_ms(c, cg_module_source(m, want, c->arena));
 			printf("nvrtc: %s, %s: %.1f ms (PTX, sm_90, best of 3)\n", i ? "softmax" : "add_scale_bias_relu",
 			       e < m->nentries ? m->entries[e].symbol : "every entry", ms);
-			ck_assert(ms < 5000);
+			ck_assert_msg(ms < (e == m->nentries ? 30000 : 5000), "%.1f ms", ms);
 			free(want);
 		}
 		pipe_free(c);
