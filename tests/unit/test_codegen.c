@@ -708,9 +708,9 @@ START_TEST(row_schedules_by_length)
 	/* rows of 65 to 1024, many, not a multiple of V, in a kernel that
 	 * writes rows: the lane class, a warp a row, the fewest elements a
 	 * thread that hold the row (131: 5; 255: 8; 509 and 512 - 1: 16; 127:
-	 * 4; 65: 3; 513: 17; 1023: 32), 4 rows a block; not aligned rows, nor
-	 * few rows, nor past 1024 (the masked class), nor 64 and fewer (the
-	 * stage) */
+	 * 4; 65: 3; 513: 17; 1023: 32), 4 rows a block; not few rows, nor past
+	 * 1024 (the masked class), nor 64 and fewer (the stage), nor aligned
+	 * rows but those below */
 	l = launch(c, 0, (int64_t[]){65536, 131});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
 	ck_assert_int_eq(l.rule, CG_RULE_REG_LANE);
