@@ -104,6 +104,10 @@ enum { CG_HOLD_THREADS = 512, CG_HOLD_MAX = 2 };
  * CG_LANE_KMAX elements (CgKernelInfo.lane_lo, lane_hi: row_emit.c's
  * emit_lanes; launch.c's lane_rules says when they are taken). */
 enum { CG_LANE_THREADS = 32, CG_LANE_ROWS = 4, CG_LANE_KMIN = 3, CG_LANE_KMAX = 32 };
+/* Rows of n elements, a multiple of V, that the lane class may take (f32,
+ * longer than the staged rows): launch.c's lane_aligned decides, row_emit.c's
+ * emit_lanes writes their entry where n is a literal. */
+static inline bool cg_lane_aligned_len(int64_t n, int vec) { return vec == 4 && n > CG_TILE_CHUNKS * vec; }
 
 /* Static shared memory of a row entry: fz_red, the block reductions' scratch
  * (two alternating halves of 32 words, prelude.c's fz_reduce). The launch

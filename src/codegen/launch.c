@@ -635,9 +635,10 @@ static bool tile_rules(const Sizes *z, Choice *ch)
  * 44.0 -> 46.0). */
 static bool lane_aligned(const Sizes *z)
 {
+	if (!cg_lane_aligned_len(z->n, z->ki->vec))
+		return false;
 	int K = reg_k(z);
-	int64_t G = group_size(z, K);
-	return z->ki->vec == 4 && z->n > CG_TILE_CHUNKS * z->ki->vec && 5 * z->chunks <= 4 * G * K;
+	return 5 * z->chunks <= 4 * group_size(z, K) * K;
 }
 
 /* Many rows of a few hundred elements, not a multiple of V (past the

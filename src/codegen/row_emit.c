@@ -689,8 +689,7 @@ static bool emit_lanes(RowK *R, const RowPath *rp)
 	if (R->r < 2 || !narrow_values(R)) /* one row (rank 1) is never many */
 		lo = hi + 1;
 	else if (!dim_is_sym(N)) {
-		bool aligned_too = V == 4 && N > CG_TILE_CHUNKS * V; /* launch.c's lane_aligned */
-		int64_t K = N % V != 0 || aligned_too ? (N + CG_LANE_THREADS - 1) / CG_LANE_THREADS : 0;
+		int64_t K = N % V != 0 || cg_lane_aligned_len(N, V) ? (N + CG_LANE_THREADS - 1) / CG_LANE_THREADS : 0;
 		lo = hi = K >= lo && K <= hi ? (int)K : 0;
 	}
 	ki->lane_lo = lo <= hi ? lo : 0;
