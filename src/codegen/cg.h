@@ -13,6 +13,7 @@
  *               (_reg<K>m: any row length, chunks from the row's alignment)
  *   ROW         <kernel>_row     a group of threads a row, the row cached in
  *                                shared memory or in the workspace
+ *               (_rowa: rows of a multiple of V, every chunk whole)
  *   SPLIT       <kernel>_split   several blocks a row (cooperative), their
  *                                partial results through the workspace
  *               (_stream: no row cache, every pass reading its inputs again)
@@ -105,8 +106,8 @@ typedef struct CgEntry {
 	CgPath path;
 	int K;                      /* REG, TILE: chunks a thread holds (its compile-time class) */
 	bool stream;                /* SPLIT: no row cache; its passes read their inputs again */
-	bool masked;                /* REG: the class for any row length (the row's chunks start at
-	                               its alignment, its first and last masked) */
+	bool masked;                /* REG, ROW: the class for any row length (the row's chunks start
+	                               at its alignment, its first and last masked) */
 	bool lane;                  /* REG: the lane class (`_reg<K>l`): a warp a row, K elements a
 	                               thread, one at a time, at j = threadIdx.x + 32 k */
 	bool direct;                /* TILE: a thread a row, its inputs read straight from global
@@ -213,7 +214,7 @@ typedef struct CgForce {
 	unsigned splits;            /* blocks a row (S, SPLIT) */
 	unsigned grid;              /* blocks (gridDim.x) */
 	bool global;                /* ROW, SPLIT: the row cache in the workspace */
-	bool masked;                /* REG: the masked class even for rows of a multiple of V */
+	bool masked;                /* REG, ROW: the masked class even for rows of a multiple of V */
 	bool lane;                  /* REG: the lane class, a warp a row (K: 0, or the fewest elements a
 	                               thread that hold the row, its entry's class) */
 	bool stream;                /* SPLIT: the entry without a row cache */

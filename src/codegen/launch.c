@@ -48,7 +48,8 @@
  *     carries values between passes and the row's fit (up to the opt-in
  *     limit; where it limits the blocks an SM holds, more threads a row);
  *     many rows too long for that: a block a row, as many blocks as are
- *     resident, each with its row cache in the workspace;
+ *     resident, each with its row cache in the workspace; rows of a
+ *     multiple of V take its aligned class (`_rowa`: row_masked);
  *   - SPLIT (S blocks a row, cooperative, at most as many blocks as are sure
  *     to be resident) when rows are too few to fill the device and long
  *     enough to share, or too long to cache in one block's shared memory:
@@ -204,7 +205,7 @@ static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm /
 
 typedef struct Choice {
 	CgPath path;
-	bool masked;               /* REG: the masked class */
+	bool masked;               /* REG, ROW: the class for rows of any length */
 	bool lane;                 /* REG: the lane class (K: elements a thread) */
 	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
 	bool stream;               /* SPLIT: the entry without a row cache */
@@ -228,6 +229,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
 		                                         && en->rowlen == ch->rowlen && en->rpt == ch->rpt
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
+		           : path == CG_PATH_ROW   ? en->masked == ch->masked
 		                                   : true;
 		if (en->path == path && cls)
 			return e;
@@ -393,6 +395,18 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
 	return true;
 }
 
+/* The row cache's class for rows of any length (`_row`: chunks from each
+ * row's alignment, the row's first and last masked), or for rows of a
+ * multiple of V (`_rowa`, row_loop.c: every chunk whole, 32-bit offsets,
+ * so fewer than 2^30 elements). Measured on the H200 (one call,
+ * bench/replay_ab.py, medians of three rounds, us, `_row` -> `_rowa`):
+ * layernorm bf16 511x32768 32.0 -> 28.1, softmax f32 512x16384 25.0 ->
+ * 20.7, 1024x32768 92.8 -> 81.4, f16 512x32768 25.8 -> 22.7, bf16
+ * 400x40000 30.9 -> 26.2, layernorm f16 1000x24576 42.8 -> 35.4, rmsnorm
+ * f32 256x32768 25.1 -> 23.6 (11 points, 0.83-0.98x; docs/performance.md,
+ * "The row cache's aligned class"). */
+static bool row_masked(const Sizes *z) { return z->n % z->ki->vec != 0 || z->n >= ((int64_t)1 << 30); }
+
 /* Many rows too long to cache on chip: a block a row, as many blocks as are
  * resident, each with its row cache in the workspace. */
 static void global_rules(const Sizes *z, Choice *ch)
@@ -402,8 +416,8 @@ static void global_rules(const Sizes *z, Choice *ch)
 	/* (the rows' elements; their alignment's chunk is beside the point) */
 	while (gx > 1 && gx * cg_cache_layout(z->ki, z->n, NULL) > CG_LOOP_CACHE_MAX)
 		gx /= 2;
-	*ch = (Choice){.path = CG_PATH_ROW, .cache = CG_CACHE_GLOBAL, .G = z->tmax, .R = 1, .S = 1, .grid = gx,
-	               .rule = CG_RULE_ROW_GLOBAL};
+	*ch = (Choice){.path = CG_PATH_ROW, .masked = row_masked(z), .cache = CG_CACHE_GLOBAL, .G = z->tmax, .R = 1,
+	               .S = 1, .grid = gx, .rule = CG_RULE_ROW_GLOBAL};
 }
 
 /* Whole warps (shuffles name all 32 lanes): up to a warp a power of two
@@ -736,7 +750,7 @@ static void row_rules(const Sizes *z, Choice *ch)
 		global_rules(z, ch);
 		return;
 	}
-	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = rule == CG_RULE_REG_MASKED,
+	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = reg ? rule == CG_RULE_REG_MASKED : row_masked(z),
 	               .hold = reg && K == ki->rk && hold_rule(z, G), .K = reg ? K : 0, .cache = CG_CACHE_SHARED,
 	               .G = G, .R = R, .S = 1,
 	               .grid = cdiv(z->rows, R), .rule = rule};
@@ -808,7 +822,8 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	z.rows = out->rows;
 	z.n = out->n;
 	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
-	Choice ch = {.path = f->path, .masked = f->masked || z.n % ki->vec != 0, .hold = f->hold, .stream = f->stream,
+	bool masked = f->path == CG_PATH_ROW ? row_masked(&z) : z.n % ki->vec != 0;
+	Choice ch = {.path = f->path, .masked = f->masked || masked, .hold = f->hold, .stream = f->stream,
 	             .K = f->K, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid, .rpt = 1,
 	             .rule = CG_RULE_FORCED};
@@ -915,8 +930,12 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		                       "group (%d a row), %s.", V, e->K * V, e->K * V * ki->max_threads, unless);
 	}
 	case CG_PATH_ROW:
-		return "Chosen for the rows the register path cannot hold; the row cache in the workspace for many rows "
-		       "too long for shared memory.";
+		if (!e->masked)
+			return arena_printf(a, "Chosen for the rows of a positive multiple of %d elements (fewer than 2^30) "
+			                       "that the register path cannot hold; the row cache in the workspace for many "
+			                       "rows too long for shared memory.", V);
+		return "Chosen for the rows of other lengths that the register path cannot hold; the row cache in the "
+		       "workspace for many rows too long for shared memory.";
 	case CG_PATH_SPLIT:
 		if (e->stream)
 			return "Chosen for rows too few to fill the device, whose segments would be too long to cache.";

@@ -189,6 +189,8 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 		          e->masked ? ", the row's ends masked" : "");
 	if (l->path == CG_PATH_ROW || l->path == CG_PATH_SPLIT)
 		sb_printf(sb, ", %s", cache_words(l->cache));
+	if (l->path == CG_PATH_ROW && !e->masked)
+		sb_printf(sb, ", whole chunks of %d from the row's start", ki->vec);
 	sb_puts(sb, "\n  rule       ");
 	print_rule(sb, m, p, k, l);
 	sb_printf(sb, "\n  entry      %s\n", e->symbol);

@@ -96,6 +96,8 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 		return arena_printf(R->c->a, "fz_lde(%s, %s, %s, %s);", o, ptr, j0, n);
 	Hint hint = row_hint(R, i);
 	bool keep = hint == HINT_KEEP;
+	if (R->path->path == CG_PATH_ROW && !R->path->masked) /* the row cache's aligned class: whole chunks */
+		return arena_printf(R->c->a, "fz_ldr<true%s>(%s, %s, %s, fz_vec);", keep ? ", true" : "", o, ptr, j0);
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
 		return arena_printf(R->c->a, "fz_ldm%s(%s, %s, %s, %s, fz_v%d);",
 		                    keep ? "<true>" : hint == HINT_LAST ? "<false, true>" : "", o, ptr, j0, n, i);
@@ -115,6 +117,8 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 	const char *ptr = row_ptr(R, i);
 	if (R->path->lane) /* (its caller tests the bound) */
 		return arena_printf(R->c->a, "fz_st1(%s, %s, %s);", ptr, j0, o);
+	if (R->path->path == CG_PATH_ROW && !R->path->masked) /* the row cache's aligned class */
+		return arena_printf(R->c->a, "fz_strg(%s, %s, fz_vec, %s);", ptr, j0, o);
 	return arena_printf(R->c->a, "fz_stm%s(%s, %s, %s, %s, %s);", R->stream ? "<true>" : "", ptr, j0, n,
 	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);
 }
@@ -372,9 +376,13 @@ static void emit_chunk_reductions(RowK *R, int q, bool open)
 		nplain += !row_has_online(R, red[i]);
 	if (nred == 0)
 		return;
-	cw_line(w, "// a chunk all in the row: no element checked");
-	cw_open(w, "if (j0 >= 0 && j0 + %d <= fz_e)", R->vec);
-	for (int checked = 0; checked < 2; checked++) {
+	/* the row cache's aligned class: every chunk all in the row */
+	bool masked = R->path->masked;
+	if (masked) {
+		cw_line(w, "// a chunk all in the row: no element checked");
+		cw_open(w, "if (j0 >= 0 && j0 + %d <= fz_e)", R->vec);
+	}
+	for (int checked = 0; checked < (masked ? 2 : 1); checked++) {
 		if (checked)
 			cw_else(w);
 		if (nplain > 0) {
@@ -404,7 +412,8 @@ static void emit_chunk_reductions(RowK *R, int q, bool open)
 				emit_online_mean(R, q, red[i], checked);
 		}
 	}
-	cw_close(w);
+	if (masked)
+		cw_close(w);
 }
 
 /* The register path accumulates a chunk's V values into partials p<red>

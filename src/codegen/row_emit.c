@@ -18,8 +18,8 @@
 #include "codegen/rowint.h"
 
 /* The paths a row kernel has an entry for, in the module's order. */
-static const RowPath *const row_paths[] = {&row_reg_path,  &row_regm_path, &row_regl_path,
-                                           &row_tile_path, &row_loop_path, &row_split_path};
+static const RowPath *const row_paths[] = {&row_reg_path,  &row_regm_path,  &row_regl_path, &row_tile_path,
+                                           &row_loop_path, &row_loopa_path, &row_split_path};
 
 /* ---- passes -------------------------------------------------------------------------- */
 
@@ -503,9 +503,10 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	                     : tile && R->rowlen ? arena_printf(c->a, "tile%dn%d%s", R->K, R->rowlen, twin)
 	                     : tile      ? arena_printf(c->a, "tile%d", R->K) /* a group a row */
 	                     : R->stream ? "stream"
+	                     : rp->path == CG_PATH_ROW && !rp->masked ? "rowa" /* the row cache's aligned class */
 	                                 : cg_path_name(rp->path);
 	cg_begin_entry(c, rp->path, reg || tile ? R->K : 0, suffix, args, nargs);
-	c->m->entries[c->m->nentries - 1].masked = reg && rp->masked && !rp->lane; /* its compile-time class */
+	c->m->entries[c->m->nentries - 1].masked = (reg || rp->path == CG_PATH_ROW) && rp->masked && !rp->lane;
 	c->m->entries[c->m->nentries - 1].lane = rp->lane;
 	c->m->entries[c->m->nentries - 1].stream = R->stream;
 	c->helpers |= CGH_ACC | CGH_ROW | CGH_MINMAX | rp->helpers;
@@ -716,6 +717,11 @@ static bool emit_path(RowK *R, const RowPath *rp)
 	                                       : true;
 	if (rp->path == CG_PATH_TILE)
 		return !has || emit_tiles(R, rp);
+	/* the row cache's aligned class: none where the row's length is a
+	 * literal that is not a multiple of V */
+	Dim N = R->k->domain[R->k->rank - 1];
+	if (rp->path == CG_PATH_ROW && !rp->masked && !dim_is_sym(N) && N % R->vec != 0)
+		return true;
 	/* the register path holds rk chunks a thread (its aligned class, where
 	 * it holds column operands, also an entry holding them: row_plan.c's
 	 * plan_hold) */

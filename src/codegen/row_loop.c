@@ -19,6 +19,12 @@
  * row's first and last moves as one vector whatever the row's length and
  * alignment; the row cache is indexed from that boundary (j0 + fz_s).
  *
+ * Its aligned class (`_rowa`, row_loopa_path) takes rows of a multiple of V:
+ * chunks from the row's start, 32-bit offsets, every chunk whole (loads,
+ * copies, stores and reductions test no element), element by element only
+ * where the launch's pointers are not (fz_vec, once for the launch, as the
+ * register path's aligned class tests it).
+ *
  * The chunk loop and the cache pointers are shared with split rows
  * (row_split.c), whose blocks each take a segment of the row.
  */
@@ -64,14 +70,29 @@ void row_cache_pointers(RowK *R, CgW *w, bool split)
  * every row, and its second buffer cost the entry its registers). */
 static bool ahead(const RowK *R, NodeId id, bool all) { return all || row_is_rowvar(R, id); }
 
-/* Loads of a chunk's leaves at j0 (passes after the first), but those kept
- * ahead (`all`: see ahead()). */
+/* The row cache's aligned class (`_rowa`): chunks from the row's start,
+ * every one whole. */
+static bool aligned_rows(const RowK *R) { return R->path->path == CG_PATH_ROW && !R->path->masked; }
+
+/* Pass 0 of a cached row copies the leaves the cache keeps as they are
+ * (in their storage type) straight into it, every chunk of the thread's
+ * share in flight at once (fz_rowcp), and reads them back: where the stream's
+ * chunks are the row's (aligned with the primary). Measured on the H200
+ * (docs/performance.md, "Long rows: the whole row in flight"): softmax f32
+ * 1024x32768 126.3 -> 102.9 us, f16 512x32768 56.5 -> 49.6, layernorm bf16
+ * 511x32768 54.3 -> 50.5; the one-chunk-ahead loads it replaces stay where
+ * nothing is cached. */
+static bool copied(const RowK *R, NodeId id, int q) { return q == 0 && row_is_copied(R, id); }
+
+/* Loads of a chunk's leaves at j0 (passes after the first, and pass 0 of
+ * the aligned class, which loads nothing ahead: `all`), but those kept
+ * ahead (see ahead()) and those pass 0 copies into the cache. */
 static void emit_leaf_loads(RowK *R, const Closure *m, bool all)
 {
 	Cg *c = R->c;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
-		if (R->stream && ahead(R, id, all))
+		if ((R->stream && ahead(R, id, all)) || (all && copied(R, id, 0)))
 			continue;
 		int p = c->pin[id];
 		if (p < 0) {
@@ -96,16 +117,6 @@ static void emit_freads(RowK *R, const Closure *m, const char *at)
 	}
 }
 
-/* Pass 0 of a cached row copies the leaves the cache keeps as they are
- * (in their storage type) straight into it, every chunk of the thread's
- * share in flight at once (fz_rowcp), and reads them back: where the stream's
- * chunks are the row's (aligned with the primary). Measured on the H200
- * (docs/performance.md, "Long rows: the whole row in flight"): softmax f32
- * 1024x32768 126.3 -> 102.9 us, f16 512x32768 56.5 -> 49.6, layernorm bf16
- * 511x32768 54.3 -> 50.5; the one-chunk-ahead loads it replaces stay where
- * nothing is cached. */
-static bool copied(const RowK *R, NodeId id, int q) { return q == 0 && row_is_copied(R, id); }
-
 /* The copies of pass 0's copied leaves, before its chunk loop (`start`: the
  * thread's first chunk; its place in the cache is fz_j). */
 static void emit_copies(RowK *R, const Closure *m, const char *start)
@@ -121,8 +132,12 @@ static void emit_copies(RowK *R, const Closure *m, const char *start)
 			cw_line(R->w, "// the thread's chunks of the row into the row cache, all in flight at once");
 		any = true;
 		c->helpers |= CGH_ROWCP | CGH_CPA;
-		cw_line(R->w, "fz_rowcp<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_v%d, fz_cws < 0);", R->vec, id,
-		        row_ptr(R, p), start, p);
+		if (aligned_rows(R))
+			cw_line(R->w, "fz_rowcpa<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_vec, fz_cws < 0);", R->vec, id,
+			        row_ptr(R, p), start);
+		else
+			cw_line(R->w, "fz_rowcp<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_v%d, fz_cws < 0);", R->vec, id,
+			        row_ptr(R, p), start, p);
 	}
 	if (any)
 		cw_line(R->w, "fz_cpa_wait();");
@@ -217,7 +232,7 @@ static void open_chunk_loop(RowK *R, const Closure *m, const char *start, int G,
 {
 	CgW *w = R->w;
 	if (G == 1) {
-		cw_open(w, "for (long long j0 = %s; j0 < fz_e; j0 += fz_step)", start);
+		cw_open(w, "for (%s j0 = %s; j0 < fz_e; j0 += fz_step)", aligned_rows(R) ? "int" : "long long", start);
 		return;
 	}
 	cw_open(w, "for (long long fz_jb = %s; fz_jb < fz_e; fz_jb += %d * fz_step)", start, G);
@@ -240,10 +255,14 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	const Kernel *k = R->k;
 	CgW *w = R->w;
 	/* the thread's first chunk, and a chunk's place in the cache */
-	const char *start = seg ? "fz_beg + fz_j" : "fz_j - fz_s", *at = seg ? "(j0 - fz_beg)" : "(j0 + fz_s)";
+	bool al = aligned_rows(R);
+	const char *start = seg ? "fz_beg + fz_j" : al ? "fz_j" : "fz_j - fz_s";
+	const char *at = seg ? "(j0 - fz_beg)" : al ? "j0" : "(j0 + fz_s)";
 	/* without a row cache every pass loads its inputs: each keeps a chunk
-	 * of the row's streams in flight, or a group of chunks */
-	bool pipe = q == 0 || R->stream, all = q == 0;
+	 * of the row's streams in flight, or a group of chunks; the aligned
+	 * class loads pass 0's inputs that it does not copy at the chunk (a
+	 * chunk ahead would read past the row: it loads whole chunks) */
+	bool pipe = (q == 0 && !al) || R->stream, all = q == 0;
 	int G = group_chunks(R, m, all);
 	if (q == 0)
 		emit_copies(R, m, start);
@@ -297,15 +316,17 @@ static void loop_prologue(RowK *R, CgW *w)
 {
 	if (R->c->info->nslots > 0)
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
-	cw_line(w, "const long long fz_j = (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;", R->vec,
-	        R->vec);
+	if (aligned_rows(R)) /* rows of fewer than 2^30 elements (launch.c) */
+		cw_line(w, "const int fz_j = (int)threadIdx.x * %d, fz_step = (int)blockDim.x * %d;", R->vec, R->vec);
+	else
+		cw_line(w, "const long long fz_j = (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;",
+		        R->vec, R->vec);
 	row_cache_pointers(R, w, false);
 }
 
 static void loop_row_head(RowK *R, CgW *w)
 {
-	(void)R;
-	cw_line(w, "const long long fz_e = fz_act ? fz_n : 0;");
+	cw_line(w, aligned_rows(R) ? "const int fz_e = fz_act ? (int)fz_n : 0;" : "const long long fz_e = fz_act ? fz_n : 0;");
 }
 
 static bool loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
@@ -326,4 +347,19 @@ const RowPath row_loop_path = {
 	.row_store_cond = "fz_act && threadIdx.x == 0",
 	.masked = true,
 	.shifted = true,
+};
+
+const RowPath row_loopa_path = {
+	.path = CG_PATH_ROW,
+	.helpers = CGH_REG,
+	.args = loop_args,
+	.describe = loop_describe,
+	.prologue = loop_prologue,
+	.row_head = loop_row_head,
+	.chunks = loop_chunks,
+	.exchange = NULL,
+	.row_tail = NULL,
+	.row_store_cond = "fz_act && threadIdx.x == 0",
+	.masked = false,
+	.shifted = false,
 };

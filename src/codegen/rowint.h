@@ -50,7 +50,8 @@ typedef struct RowPath {
 	const char *row_store_cond;
 	/* A row's chunks may be partial (any row length): loads, stores and
 	 * reductions check each element of a chunk at the row's ends. false:
-	 * the register path's class for rows of a multiple of V. */
+	 * the register path's and the row cache's classes for rows of a
+	 * multiple of V. */
 	bool masked;
 	/* The row's chunks start where its primary stream is 16-byte aligned, row
 	 * by row (fz_s elements before the row's start): any row alignment at
@@ -65,7 +66,8 @@ typedef struct RowPath {
 	bool lane;
 } RowPath;
 
-extern const RowPath row_reg_path, row_regm_path, row_regl_path, row_loop_path, row_split_path, row_tile_path;
+extern const RowPath row_reg_path, row_regm_path, row_regl_path, row_loop_path, row_loopa_path, row_split_path,
+	row_tile_path;
 
 struct RowK {
 	Cg *c;

@@ -231,9 +231,10 @@ START_TEST(entries_and_arguments)
 	 * 32 elements a thread: f32 rows, written), the tile's classes
 	 * of a thread a row (an entry a row length: of one chunk 2 to 4, below
 	 * V with its twin of two rows a thread; of two chunks 5 to 8; of four
-	 * 9 to 16) and its class of groups (the paths in registers), row, split
-	 * (the cached ones), split rows without a cache and rows of one element */
-	ck_assert_int_eq(m->nentries, 1 + 54);
+	 * 9 to 16) and its class of groups (the paths in registers), row and its
+	 * aligned class, split (the cached ones), split rows without a cache and
+	 * rows of one element */
+	ck_assert_int_eq(m->nentries, 1 + 55);
 	static const char *names[] = {
 	    "test_k0_pw",       "test_k1_reg4",      "test_k1_reg4m",    "test_k1_reg3l",    "test_k1_reg4l",
 	    "test_k1_reg5l",    "test_k1_reg6l",     "test_k1_reg7l",    "test_k1_reg8l",    "test_k1_reg9l",
@@ -246,7 +247,8 @@ START_TEST(entries_and_arguments)
 	    "test_k1_tile1n3",  "test_k1_tile1n3x2", "test_k1_tile1n4",  "test_k1_tile2n5",  "test_k1_tile2n6",
 	    "test_k1_tile2n7",  "test_k1_tile2n8",   "test_k1_tile4",    "test_k1_tile4n9",  "test_k1_tile4n10",
 	    "test_k1_tile4n11", "test_k1_tile4n12",  "test_k1_tile4n13", "test_k1_tile4n14", "test_k1_tile4n15",
-	    "test_k1_tile4n16", "test_k1_row",       "test_k1_split",    "test_k1_stream",   "test_k1_one"};
+	    "test_k1_tile4n16", "test_k1_row",       "test_k1_rowa",     "test_k1_split",    "test_k1_stream",
+	    "test_k1_one"};
 	for (int i = 0; i < m->nentries; i++) {
 		const CgEntry *e = &m->entries[i];
 		const Kernel *k = &c->plan.kernels[e->kernel];
@@ -266,7 +268,7 @@ START_TEST(entries_and_arguments)
 		char decl[160];
 		snprintf(decl, sizeof decl, " %s(\n", e->symbol);
 		ck_assert_msg(strstr(m->source, decl) != NULL, "no definition of %s", e->symbol);
-		bool want[1 + 54] = {0};
+		bool want[1 + 55] = {0};
 		want[i] = true;
 		const char *alone = cg_module_source(m, want, c->arena);
 		ck_assert_ptr_nonnull(strstr(alone, decl));
@@ -277,11 +279,14 @@ START_TEST(entries_and_arguments)
 		/* only the code of its path: the register path no workspace, only split rows exchange */
 		ck_assert_int_eq(strstr(alone, "fz_ws") != NULL, e->path == CG_PATH_ROW || e->path == CG_PATH_SPLIT);
 		ck_assert_int_eq(strstr(alone, "fz_barrier") != NULL, e->path == CG_PATH_SPLIT);
-		ck_assert_int_eq(strstr(alone, "fz_ldr") != NULL, e->path == CG_PATH_REG);
-		/* the chunks aligned row by row: every row path but the register path's class for multiples of V
-		 * and the staged rows (from the row's start in its tile) */
+		/* whole chunks tested once for the launch (fz_vec): the register path and the row cache's aligned class */
+		bool rowa = e->path == CG_PATH_ROW && !e->masked;
+		ck_assert_int_eq(strstr(alone, "fz_ldr") != NULL, e->path == CG_PATH_REG || rowa);
+		ck_assert_int_eq(strstr(alone, "fz_rowcpa<") != NULL, rowa);
+		/* the chunks aligned row by row: every row path but the classes for multiples of V and the staged
+		 * rows (from the row's start in its tile) */
 		ck_assert_int_eq(strstr(alone, "fz_s = ") != NULL,
-		                 e->path == CG_PATH_ROW || e->path == CG_PATH_SPLIT || (e->path == CG_PATH_REG && e->masked));
+		                 e->path == CG_PATH_SPLIT || ((e->path == CG_PATH_REG || e->path == CG_PATH_ROW) && e->masked));
 		ck_assert_int_eq(strstr(alone, "fz_tin<") != NULL, e->path == CG_PATH_TILE);
 		ck_assert_int_eq(strstr(alone, "fz_reduce") != NULL, e->path != CG_PATH_POINTWISE);
 	}
@@ -326,12 +331,12 @@ START_TEST(lines_commented)
 		lines++;
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
-	 * each of the fifty-two entries (the register path's two classes and
-	 * its thirty lane entries, the general loop, split rows, the eighteen
-	 * entries of staged rows); split
+	 * each of the fifty-three entries (the register path's two classes and
+	 * its thirty lane entries, the general loop and its aligned class, split
+	 * rows, the eighteen entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 223);
+	ck_assert_int_eq(lines, 227);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -626,9 +631,10 @@ START_TEST(deep_chain)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		ck_assert_int_eq(c->plan.nkernels, fused ? 1 : 2 * (DEPTH - 1) + 2);
-		/* a pointwise kernel has one entry, the row kernel six (one row of
-		 * rank 1: nothing to stage; the stream entry; rows of one element) */
-		ck_assert_int_eq(c->module.nentries, c->plan.nkernels + 5);
+		/* a pointwise kernel has one entry, the row kernel seven (one row of
+		 * rank 1: nothing to stage; the row cache's two classes; the stream
+		 * entry; rows of one element) */
+		ck_assert_int_eq(c->module.nentries, c->plan.nkernels + 6);
 		ck_assert_msg(s < 60, "%s: %.1f s to compile", fused ? "fused" : "per-op", s);
 		/* the last link of the chain, in both */
 		char want[64];
@@ -1087,7 +1093,7 @@ START_TEST(late_inputs)
 	ck_assert_int_eq(ki->slot_bytes[0], 2);
 	ck_assert_int_eq(ki->pf_bytes, 3 * 64); /* x, scale and shift, 4 chunks of 8 bf16 a thread */
 	const CgEntry *reg = entry_of(c, CG_PATH_REG, false), *regm = entry_of(c, CG_PATH_REG, true);
-	const CgEntry *row = entry_of(c, CG_PATH_ROW, false);
+	const CgEntry *row = entry_of(c, CG_PATH_ROW, true);
 	ck_assert_ptr_nonnull(reg);
 	ck_assert_ptr_nonnull(regm);
 	ck_assert_ptr_nonnull(row);
@@ -1102,6 +1108,12 @@ START_TEST(late_inputs)
 	ck_assert(!occurs_between(row->text, "// pass 1", "// epilogue:", "in_shift"));
 	ck_assert(occurs_between(row->text, "// epilogue:", "\n}", "in_scale"));
 	ck_assert(occurs_between(row->text, "// epilogue:", "\n}", "in_shift"));
+	/* the row cache's aligned class too: no input ahead of its chunk */
+	row = entry_of(c, CG_PATH_ROW, false);
+	ck_assert_ptr_nonnull(row);
+	ck_assert(!occurs_between(row->text, "// pass 1", "// epilogue:", "in_shift"));
+	ck_assert(occurs_between(row->text, "// epilogue:", "\n}", "fz_ldr<true>(l"));
+	ck_assert_ptr_null(strstr(row->text, "j0 + fz_step"));
 	pipe_free(c);
 }
 END_TEST
@@ -1202,22 +1214,32 @@ START_TEST(masked_bits)
 	 * in the general loops only (row_keeps) */
 	c = compile_mode("in x: bf16[B, N]\nin w: bf16[N]\nm = mean(x)\nout y = bf16((x - m) * w)\n", true);
 	e = entry_of(c, CG_PATH_REG, true);
-	const CgEntry *row = entry_of(c, CG_PATH_ROW, false);
+	const CgEntry *row = entry_of(c, CG_PATH_ROW, true), *rowa = entry_of(c, CG_PATH_ROW, false);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_nonnull(row);
+	ck_assert_ptr_nonnull(rowa);
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldc<true>(l"));
 	ck_assert_ptr_null(strstr(e->text, ", true>("));
 	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, fz_vec);"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_strg(out_y + fz_r0, j0, fz_vec, v"));
 	pipe_free(c);
 	/* f32: plain loads in the register rows, kept in the general loop */
 	c = compile_mode("in x: f32[B, N]\nin w: f32[N]\nm = mean(x)\nout y = (x - m) * w\n", true);
 	e = entry_of(c, CG_PATH_REG, false);
-	row = entry_of(c, CG_PATH_ROW, false);
+	row = entry_of(c, CG_PATH_ROW, true);
+	rowa = entry_of(c, CG_PATH_ROW, false);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_nonnull(row);
+	ck_assert_ptr_nonnull(rowa);
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldr<false>(l"));
 	ck_assert_ptr_null(strstr(e->text, ", true>("));
 	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l1, in_w, j0, fz_e);"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, fz_vec);"));
+	/* its loops and its copy: 32-bit offsets from the row's start, no element checked */
+	ck_assert_ptr_nonnull(strstr(rowa->text, "for (int j0 = fz_j; j0 < fz_e; j0 += fz_step)"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, fz_vec, "));
+	ck_assert_ptr_null(strstr(rowa->text, "fz_inrow"));
 	pipe_free(c);
 }
 END_TEST
