@@ -399,12 +399,13 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
  * row's alignment, the row's first and last masked), or for rows of a
  * multiple of V (`_rowa`, row_loop.c: every chunk whole, 32-bit offsets,
  * so fewer than 2^30 elements). Measured on the H200 (one call,
- * bench/replay_ab.py, medians of three rounds, us, `_row` -> `_rowa`):
- * layernorm bf16 511x32768 32.0 -> 28.1, softmax f32 512x16384 25.0 ->
- * 20.7, 1024x32768 92.8 -> 81.4, f16 512x32768 25.8 -> 22.7, bf16
- * 400x40000 30.9 -> 26.2, layernorm f16 1000x24576 42.8 -> 35.4, rmsnorm
- * f32 256x32768 25.1 -> 23.6 (11 points, 0.83-0.98x; docs/performance.md,
- * "The row cache's aligned class"). */
+ * bench/replay_ab.py, medians of three rounds, us, `_row` -> `_rowa`, its
+ * passes written for aligned pointers and not): layernorm bf16 511x32768
+ * 32.5 -> 24.8, softmax f32 512x16384 25.3 -> 20.7, 1024x32768 94.2 ->
+ * 83.2, f16 512x32768 25.8 -> 22.4, bf16 400x40000 30.9 -> 26.2, layernorm
+ * f16 1000x24576 42.4 -> 33.6, rmsnorm f32 256x32768 25.7 -> 24.0 (11
+ * points, 0.76-0.97x; docs/performance.md, "The row cache's aligned
+ * class"). */
 static bool row_masked(const Sizes *z) { return z->n % z->ki->vec != 0 || z->n >= ((int64_t)1 << 30); }
 
 /* Many rows too long to cache on chip: a block a row, as many blocks as are

@@ -22,8 +22,8 @@
  * Its aligned class (`_rowa`, row_loopa_path) takes rows of a multiple of V:
  * chunks from the row's start, 32-bit offsets, every chunk whole (loads,
  * copies, stores and reductions test no element), element by element only
- * where the launch's pointers are not (fz_vec, once for the launch, as the
- * register path's aligned class tests it).
+ * where the launch's pointers are not aligned (fz_vec, tested once a pass:
+ * row_loop_chunks writes each pass for both answers).
  *
  * The chunk loop and the cache pointers are shared with split rows
  * (row_split.c), whose blocks each take a segment of the row.
@@ -133,8 +133,8 @@ static void emit_copies(RowK *R, const Closure *m, const char *start)
 		any = true;
 		c->helpers |= CGH_ROWCP | CGH_CPA;
 		if (aligned_rows(R))
-			cw_line(R->w, "fz_rowcpa<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_vec, fz_cws < 0);", R->vec, id,
-			        row_ptr(R, p), start);
+			cw_line(R->w, "fz_rowcpa<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, %s, fz_cws < 0);", R->vec, id,
+			        row_ptr(R, p), start, R->vec_arg);
 		else
 			cw_line(R->w, "fz_rowcp<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_v%d, fz_cws < 0);", R->vec, id,
 			        row_ptr(R, p), start, p);
@@ -249,7 +249,7 @@ static void close_chunk_loop(RowK *R, int G)
 		cw_close(R->w);
 }
 
-bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
+static bool loop_pass(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
@@ -290,6 +290,29 @@ bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, 
 	}
 	close_chunk_loop(R, G);
 	return true;
+}
+
+/* The aligned class writes each pass twice, for pointers aligned and not
+ * (`if (fz_vec)`, once a pass), each with its own answer a constant
+ * (R->vec_arg), so that the fast loop holds no test and no registers of
+ * the other: tested once a chunk instead, layernorm bf16 511x32768 took
+ * 28.1 us against 24.9 (H200, bench/cubin_lab.py; docs/performance.md,
+ * "The row cache's aligned class"). */
+bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
+{
+	if (!aligned_rows(R) || seg)
+		return loop_pass(R, q, m, t, nt, seg);
+	bool ok = true;
+	cw_open(R->w, "if (fz_vec)");
+	for (int v = 1; ok && v >= 0; v--) {
+		if (!v)
+			cw_else(R->w);
+		R->vec_arg = v ? "true" : "false";
+		ok = loop_pass(R, q, m, t, nt, seg);
+	}
+	cw_close(R->w);
+	R->vec_arg = "fz_vec";
+	return ok;
 }
 
 static int loop_args(RowK *R, CgArg *args)

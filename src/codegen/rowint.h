@@ -117,6 +117,8 @@ struct RowK {
 	bool *used;             /* per param: used by its code */
 	bool *whole;            /* per param: loaded by fz_ldw (the masked register class), which
 	                           reads the row's whole-chunk test fz_w<i> */
+	const char *vec_arg;    /* ROW's aligned class: the pass being written's answer to fz_vec
+	                           ("true", "false"; row_loop.c writes each pass for both) */
 };
 
 /* ---- row_plan.c ------------------------------------------------------------ */
