@@ -942,6 +942,7 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(l.path, CG_PATH_ROW);
 	ck_assert_int_eq(l.rule, CG_RULE_ROW_LONG);
 	ck_assert_uint_eq(l.smem, 16388 * 4);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_row"); /* any length */
 	/* 16384: the register path would take 1024 threads a row (one row an
 	 * SM): the row cache instead, 8 chunks a thread, 64 KiB a block */
 	l = launch(c, 0, (int64_t[]){1024, 16384});
@@ -949,6 +950,18 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(l.rule, CG_RULE_ROW_WIDE);
 	ck_assert_uint_eq(l.block[0], 512);
 	ck_assert_uint_eq(l.smem, 65536 + 16);
+	/* a multiple of V: the row cache's aligned class, whose launch is the
+	 * same but for its entry; forced to the masked class, `_row` */
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_rowa");
+	CgDevice dev = h100();
+	CgLaunch lm;
+	CgForce f = {.path = CG_PATH_ROW, .threads = 512, .rows = 1, .grid = 1024, .masked = true};
+	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){1024, 16384}, &dev, &f, &lm));
+	ck_assert_str_eq(c->module.entries[lm.entry].symbol, "test_k0_row");
+	ck_assert_uint_eq(lm.smem, l.smem);
+	f.masked = false;
+	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){1024, 16384}, &dev, &f, &lm));
+	ck_assert_str_eq(c->module.entries[lm.entry].symbol, "test_k0_rowa");
 	/* no more rows than SMs: each SM's one row in registers */
 	l = launch(c, 0, (int64_t[]){132, 16384});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
@@ -967,6 +980,7 @@ START_TEST(row_schedules_by_length)
 	ck_assert_int_eq(l.workspace, 0);
 	ck_assert_int_eq(l.cstride, 131072 + 16);
 	ck_assert_int_eq(l.cws, -1); /* the kernel is told: in shared memory */
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_rowa");
 	/* too long to cache in one block: split with each segment cached */
 	l = launch(c, 0, (int64_t[]){1024, 1 << 20});
 	ck_assert_int_eq(l.path, CG_PATH_SPLIT);
@@ -997,6 +1011,14 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.block[0], 1024);
 	ck_assert_uint_eq(l.grid[0], 16); /* 64 MiB of cache a row: at most 1 GiB in all */
 	ck_assert_uint_eq(l.smem, 0);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_rowa");
+	/* rows of 2^30 and more keep `_row` (the aligned class's offsets are 32-bit) */
+	CgLaunch lg = launch(c, 0, (int64_t[]){1024, (int64_t)1 << 30});
+	ck_assert_int_eq(lg.path, CG_PATH_ROW);
+	ck_assert_int_eq(lg.cache, CG_CACHE_GLOBAL);
+	ck_assert_str_eq(c->module.entries[lg.entry].symbol, "test_k0_row");
+	lg = launch(c, 0, (int64_t[]){1024, ((int64_t)1 << 30) - 4});
+	ck_assert_str_eq(c->module.entries[lg.entry].symbol, "test_k0_rowa");
 	ck_assert_int_eq(l.workspace, 16 * (((int64_t)4 << 24) + 16));
 	ck_assert_int_eq(l.workspace_zero, 0);
 	ck_assert_int_eq(l.cws, 0);
