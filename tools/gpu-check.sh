@@ -182,6 +182,7 @@ if [ -n "$SAN" ] && [ -x "$FUSEC" ]; then
 	sanitize memcheck fused-20001x511 20001 511 # rows of a few hundred, a warp a row (the lane class)
 	sanitize memcheck fused-20001x1001 20001 1001 # ... its entries of 32 elements a lane
 	sanitize memcheck fused-40001x93 40001 93   # ... of 3, f32 rows of kernels that write rows
+	sanitize memcheck fused-300x32768 300 32768 # long rows of a multiple of V: the row cache's aligned class
 	sanitize racecheck fused-20001x255 20001 255
 	sanitize memcheck interpret-3x515 3 515 --interpret
 	sanitize racecheck interpret-3x5000 3 5000 --interpret
