@@ -294,10 +294,10 @@ static bool loop_pass(RowK *R, int q, const Closure *m, const NodeId *t, int nt,
 
 /* The aligned class writes each pass twice, for pointers aligned and not
  * (`if (fz_vec)`, once a pass), each with its own answer a constant
- * (R->vec_arg), so that the fast loop holds no test and no registers of
- * the other: tested once a chunk instead, layernorm bf16 511x32768 took
- * 28.1 us against 24.9 (H200, bench/cubin_lab.py; docs/performance.md,
- * "The row cache's aligned class"). */
+ * (R->vec_arg), so that the fast loop holds no test. Tested once a chunk
+ * instead (H200, bench/replay_ab.py, us): layernorm bf16 511x32768 28.2
+ * against 24.8, f16 1000x24576 36.1 against 33.6, nine other points the
+ * same (docs/performance.md, "The row cache's aligned class"). */
 bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
 {
 	if (!aligned_rows(R) || seg)
