@@ -70,9 +70,7 @@ void row_cache_pointers(RowK *R, CgW *w, bool split)
  * every row, and its second buffer cost the entry its registers). */
 static bool ahead(const RowK *R, NodeId id, bool all) { return all || row_is_rowvar(R, id); }
 
-/* The row cache's aligned class (`_rowa`): chunks from the row's start,
- * every one whole. */
-static bool aligned_rows(const RowK *R) { return R->path->path == CG_PATH_ROW && !R->path->masked; }
+bool row_loop_aligned(const RowK *R) { return R->path->path == CG_PATH_ROW && !R->path->masked; }
 
 /* Pass 0 of a cached row copies the leaves the cache keeps as they are
  * (in their storage type) straight into it, every chunk of the thread's
@@ -132,7 +130,7 @@ static void emit_copies(RowK *R, const Closure *m, const char *start)
 			cw_line(R->w, "// the thread's chunks of the row into the row cache, all in flight at once");
 		any = true;
 		c->helpers |= CGH_ROWCP | CGH_CPA;
-		if (aligned_rows(R))
+		if (row_loop_aligned(R))
 			cw_line(R->w, "fz_rowcpa<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, %s, fz_cws < 0);", R->vec, id,
 			        row_ptr(R, p), start, R->vec_arg);
 		else
@@ -232,7 +230,7 @@ static void open_chunk_loop(RowK *R, const Closure *m, const char *start, int G,
 {
 	CgW *w = R->w;
 	if (G == 1) {
-		cw_open(w, "for (%s j0 = %s; j0 < fz_e; j0 += fz_step)", aligned_rows(R) ? "int" : "long long", start);
+		cw_open(w, "for (%s j0 = %s; j0 < fz_e; j0 += fz_step)", row_loop_aligned(R) ? "int" : "long long", start);
 		return;
 	}
 	cw_open(w, "for (long long fz_jb = %s; fz_jb < fz_e; fz_jb += %d * fz_step)", start, G);
@@ -255,7 +253,7 @@ static bool loop_pass(RowK *R, int q, const Closure *m, const NodeId *t, int nt,
 	const Kernel *k = R->k;
 	CgW *w = R->w;
 	/* the thread's first chunk, and a chunk's place in the cache */
-	bool al = aligned_rows(R);
+	bool al = row_loop_aligned(R);
 	const char *start = seg ? "fz_beg + fz_j" : al ? "fz_j" : "fz_j - fz_s";
 	const char *at = seg ? "(j0 - fz_beg)" : al ? "j0" : "(j0 + fz_s)";
 	/* without a row cache every pass loads its inputs: each keeps a chunk
@@ -300,7 +298,7 @@ static bool loop_pass(RowK *R, int q, const Closure *m, const NodeId *t, int nt,
  * same (docs/performance.md, "The row cache's aligned class"). */
 bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
 {
-	if (!aligned_rows(R) || seg)
+	if (!row_loop_aligned(R) || seg)
 		return loop_pass(R, q, m, t, nt, seg);
 	bool ok = true;
 	cw_open(R->w, "if (fz_vec)");
@@ -339,7 +337,7 @@ static void loop_prologue(RowK *R, CgW *w)
 {
 	if (R->c->info->nslots > 0)
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
-	if (aligned_rows(R)) /* rows of fewer than 2^30 elements (launch.c) */
+	if (row_loop_aligned(R)) /* rows of fewer than 2^30 elements (launch.c) */
 		cw_line(w, "const int fz_j = (int)threadIdx.x * %d, fz_step = (int)blockDim.x * %d;", R->vec, R->vec);
 	else
 		cw_line(w, "const long long fz_j = (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;",
@@ -349,7 +347,7 @@ static void loop_prologue(RowK *R, CgW *w)
 
 static void loop_row_head(RowK *R, CgW *w)
 {
-	cw_line(w, aligned_rows(R) ? "const int fz_e = fz_act ? (int)fz_n : 0;" : "const long long fz_e = fz_act ? fz_n : 0;");
+	cw_line(w, row_loop_aligned(R) ? "const int fz_e = fz_act ? (int)fz_n : 0;" : "const long long fz_e = fz_act ? fz_n : 0;");
 }
 
 static bool loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)

@@ -235,5 +235,8 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
 bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg);
 void row_cache_pointers(RowK *R, CgW *w, bool split);
 int row_cache_args(RowK *R, CgArg *args);
+/* Is the entry being written the row cache's aligned class (`_rowa`: chunks
+ * from the row's start, every one whole)? */
+bool row_loop_aligned(const RowK *R);
 
 #endif
