@@ -514,13 +514,29 @@ static bool hold_rule(const Sizes *z, int64_t G)
  * 2026-11-27; this rule was not measured again). Measured on the H200 (docs/performance.md,
  * "Long rows: the whole row in flight"): softmax f32 2048x12000 82.6 -> 66.0
  * us, 839x10007 37.7 -> 30.7, 512x16384 31.3 -> 29.1, log_softmax f32
- * 512x16384 30.2 -> 28.0; layernorm f32 511x16384 31.5 -> 41.2, so not there. */
+ * 512x16384 30.2 -> 28.0; layernorm f32 511x16384 31.5 -> 41.2, so not there.
+ * Since the row cache's aligned class (`_rowa`: column operands loaded
+ * inline, no bounds tests), kernels that copy their row (rowcp) take it too
+ * at rows of a multiple of V: layernorm f32 511x16384 28.5 -> 23.4
+ * (bench/cubin_lab.py, fusec's `reg4` at 1024 threads -> its `_rowa` at
+ * 512; torch.compile 24.2). */
 static bool wide_kernel(const struct CgKernelInfo *ki) { return ki->rowcp && !ki->colops; }
 
 static bool wide_rule(const Sizes *z, int64_t G)
 {
-	return G > 512 && z->rows > z->sms && wide_kernel(z->ki);
+	bool aligned = z->ki->rowcp && !row_masked(z); /* `_rowa`: column operands load inline */
+	return G > 512 && z->rows > z->sms && (wide_kernel(z->ki) || aligned);
 }
+
+/* Threads a row of the row cache's rows longer than the register path
+ * holds (tmax of them would not): at most 512 where the rows outnumber the
+ * SMs. A block of 1024 (its entry at 40-56 registers) is alone on its SM,
+ * where two of 512 share it; widen() takes the group back to 1024 where the
+ * cache leaves one block an SM anyway (rows of 32K f32). H200
+ * (bench/cubin_lab.py, fusec's `_rowa` entry of layernorm f32 600x20000,
+ * us): 38.7 at 1024 threads, 33.9 at 640, 34.5 at 512, 40.7 at 256
+ * (torch.compile 35.6). */
+static int64_t long_group(const Sizes *z) { return z->rows > z->sms ? min64(z->tmax, 512) : z->tmax; }
 
 /* Where the row cache limits the blocks an SM holds, spread a row over more
  * threads: at least 1024 threads an SM keep enough loads in flight. */
@@ -732,6 +748,8 @@ static void row_rules(const Sizes *z, Choice *ch)
 		reg = false;
 		rule = CG_RULE_ROW_WIDE;
 		G = min64(whole_warps(cdiv(z->chunks, 8)), z->tmax);
+	} else if (rule == CG_RULE_ROW_LONG) {
+		G = long_group(z);
 	}
 	int64_t cb = reg ? 0 : cg_cache_layout(ki, seg_len(z->n, 1, ki->vec), NULL);
 	G = widen(z, G, cb);
@@ -912,7 +930,8 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen always: a block per 256 chunks, a chunk a thread.";
 	case CG_PATH_REG: {
 		/* wide_rule: past 512 threads a row, these rows take the row cache */
-		const char *unless = ki->max_threads > 512 && wide_kernel(ki)
+		bool wide = wide_kernel(ki) || (ki->rowcp && !e->masked);
+		const char *unless = ki->max_threads > 512 && wide
 		                         ? "unless split, or past 512 threads a row (then the row cache)"
 		                         : "unless split";
 		int H = CG_HOLD_THREADS / 2; /* hold_rule */

@@ -87,7 +87,10 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		return;
 	case CG_RULE_ROW_EMPTY: sb_printf(sb, "%s = 0: rows of no elements, their per-row outputs", N); return;
 	case CG_RULE_ROW_LONG:
-		sb_printf(sb, "%s = %lld is more than %lld threads a row hold in %d chunks of %d each", N, n, G, K, V);
+		sb_printf(sb, "%s = %lld is more than %d threads a row hold in %d chunks of %d each", N, n, ki->max_threads, K,
+		          V);
+		if (G < ki->max_threads) /* launch.c's long_group */
+			sb_printf(sb, ": the row cache, %lld threads a row (two blocks an SM)", G);
 		return;
 	case CG_RULE_ROW_PREFETCH:
 		sb_puts(sb, "the register path's prefetch buffer would not fit in shared memory");

@@ -1126,7 +1126,7 @@ __device__ __forceinline__ float fz_rsqrt(float x)
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_reg4: each row in registers, 4 chunks of 4 elements a thread
-// Chosen for rows of a positive multiple of 4 elements, at most 16 a thread of a group (16384 a row), unless split.
+// Chosen for rows of a positive multiple of 4 elements, at most 16 a thread of a group (16384 a row), unless split, or past 512 threads a row (then the row cache).
 extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,

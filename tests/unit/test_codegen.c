@@ -1579,16 +1579,23 @@ START_TEST(row_cache_slots)
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4h");
 	ck_assert_uint_eq(l.block[0], 256);
 	/* more threads: the lean entry, two blocks of 512 an SM where the
-	 * holding one keeps one; a row of 16384 stays in the registers of 1024
-	 * threads */
+	 * holding one keeps one; a row of 16384, which the registers of 1024
+	 * threads would hold (a block an SM), takes the row cache's aligned
+	 * class at 512 (launch.c's wide_rule), and so does a row of 20000 at 8
+	 * chunks a thread (long_group), not 1024 */
 	l = launch(c, 0, (int64_t[]){8192, 8192});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
 	ck_assert_uint_eq(l.block[0], 512);
 	l = launch(c, 0, (int64_t[]){8192, 16384});
-	ck_assert_int_eq(l.path, CG_PATH_REG);
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
-	ck_assert_uint_eq(l.block[0], 1024);
-	ck_assert_uint_eq(l.smem, 0);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_rowa");
+	ck_assert_uint_eq(l.block[0], 512);
+	ck_assert_uint_eq(l.smem, 16388 * 4);
+	l = launch(c, 0, (int64_t[]){8192, 20000});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_rowa");
+	ck_assert_uint_eq(l.block[0], 512);
+	l = launch(c, 0, (int64_t[]){8192, 32768});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_rowa");
+	ck_assert_uint_eq(l.block[0], 1024); /* one block an SM anyway (widen) */
 	/* not a multiple of V, too few rows for the lane class: the masked class */
 	l = launch(c, 0, (int64_t[]){4000, 1001});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
