@@ -33,7 +33,8 @@
  *     warps, a block a row;
  *   - REG, the row in registers, for rows of at most rk chunks a thread of
  *     the group (and, where the class prefetches, a buffer that fits; and
- *     at most 512 threads unless the kernel reads a column operand): no
+ *     at most 512 threads where the row cache's first pass would copy the
+ *     row, with more rows than SMs: wide_rule): no
  *     row cache; with prefetch, as many blocks as are resident, each looping
  *     over rows. Rows of a multiple of V take the class `_reg<K>`, others
  *     the masked class `_reg<K>m`, whose chunks start at the row's alignment
@@ -46,7 +47,9 @@
  *     `_reg2`, `_reg1`), twice the threads: reg_k;
  *   - ROW otherwise: the row cache in dynamic shared memory when the kernel
  *     carries values between passes and the row's fit (up to the opt-in
- *     limit; where it limits the blocks an SM holds, more threads a row);
+ *     limit; at most 512 threads a row where the rows outnumber the SMs,
+ *     long_group; where the cache limits the blocks an SM holds, more
+ *     threads a row);
  *     many rows too long for that: a block a row, as many blocks as are
  *     resident, each with its row cache in the workspace; rows of a
  *     multiple of V take its aligned class (`_rowa`: row_masked);
@@ -504,28 +507,27 @@ static bool hold_rule(const Sizes *z, int64_t G)
 }
 
 /* Rows the register path would hold in a group of more than 512 threads
- * (lean kernels' rows of 8K-16K f32), more rows than SMs: rounds of one such
- * row an SM (their blocks are bound to 48 or 56 registers, two do not fit),
- * whose loads stop during each row's reductions and epilogue. The ROW path
- * takes them instead where its first pass copies the row into the cache at
- * once (rowcp): about 8 chunks a thread, several rows an SM. Not for kernels
- * that read a column operand (a layernorm's weight): the general loop loaded
- * it through fz_ldc, a call a chunk (aligned chunks load inline since
- * 2026-11-27; this rule was not measured again). Measured on the H200 (docs/performance.md,
- * "Long rows: the whole row in flight"): softmax f32 2048x12000 82.6 -> 66.0
- * us, 839x10007 37.7 -> 30.7, 512x16384 31.3 -> 29.1, log_softmax f32
- * 512x16384 30.2 -> 28.0; layernorm f32 511x16384 31.5 -> 41.2, so not there.
- * Since the row cache's aligned class (`_rowa`: column operands loaded
- * inline, no bounds tests), kernels that copy their row (rowcp) take it too
- * at rows of a multiple of V: layernorm f32 511x16384 28.5 -> 23.4
- * (bench/cubin_lab.py, fusec's `reg4` at 1024 threads -> its `_rowa` at
- * 512; torch.compile 24.2). */
-static bool wide_kernel(const struct CgKernelInfo *ki) { return ki->rowcp && !ki->colops; }
-
+ * (rows of 8K-16K f32), more rows than SMs: rounds of one such row an SM
+ * (their blocks are bound to 48 or 56 registers, two do not fit), whose
+ * loads stop during each row's reductions and epilogue. The ROW path takes
+ * them instead where its first pass copies the row into the cache at once
+ * (rowcp): about 8 chunks a thread, several rows an SM. Measured on the
+ * H200 (docs/performance.md, "Long rows: the whole row in flight"), lean
+ * kernels: softmax f32 2048x12000 82.6 -> 66.0 us, 839x10007 37.7 -> 30.7,
+ * 512x16384 31.3 -> 29.1, log_softmax f32 512x16384 30.2 -> 28.0. Kernels
+ * that read a column operand (a layernorm's weight) lost then (layernorm
+ * f32 511x16384 31.5 -> 41.2: the loop loaded it through fz_ldc, a call a
+ * chunk); since their chunks load inline (the aligned class `_rowa`, and
+ * the masked class's aligned chunks) they gain too (bench/replay_ab.py,
+ * the register path -> the row cache, us): layernorm f32 511x16384 27.8 ->
+ * 23.6, 1000x12288 40.1 -> 30.9, 300x9000 10.4 -> 9.9, rmsnorm f32
+ * 1000x10000 31.7 -> 25.4, 511x16384 24.3 -> 21.9; masked, layernorm f32
+ * 838x10007 39.0 -> 32.2, 1000x12289 52.2 -> 42.7, 2000x9001 56.8 -> 54.8,
+ * rmsnorm f32 1500x15001 69.2 -> 56.3, but 700x9999 19.9 -> 23.3 (still
+ * faster than torch.compile's 28.5). */
 static bool wide_rule(const Sizes *z, int64_t G)
 {
-	bool aligned = z->ki->rowcp && !row_masked(z); /* `_rowa`: column operands load inline */
-	return G > 512 && z->rows > z->sms && (wide_kernel(z->ki) || aligned);
+	return G > 512 && z->rows > z->sms && z->ki->rowcp;
 }
 
 /* Threads a row of the row cache's rows longer than the register path
@@ -930,8 +932,7 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 		return "Chosen always: a block per 256 chunks, a chunk a thread.";
 	case CG_PATH_REG: {
 		/* wide_rule: past 512 threads a row, these rows take the row cache */
-		bool wide = wide_kernel(ki) || (ki->rowcp && !e->masked);
-		const char *unless = ki->max_threads > 512 && wide
+		const char *unless = ki->max_threads > 512 && ki->rowcp
 		                         ? "unless split, or past 512 threads a row (then the row cache)"
 		                         : "unless split";
 		int H = CG_HOLD_THREADS / 2; /* hold_rule */

@@ -1325,7 +1325,7 @@ extern "C" __global__ void __launch_bounds__(512) cg_row_k0_reg4h(
 
 // ---- kernel cg_row_k0: rows of [R, C], 2 passes over each row, then the epilogue
 // cg_row_k0_reg4m: each row in registers, 4 chunks of 4 elements a thread, starting at the row's alignment, its first and last masked
-// Chosen for rows of other lengths, up to 4 chunks of 4 a thread of a group counted from the row's alignment (16381 a row), unless split.
+// Chosen for rows of other lengths, up to 4 chunks of 4 a thread of a group counted from the row's alignment (16381 a row), unless split, or past 512 threads a row (then the row cache).
 extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4m(
 	const float *__restrict__ in_x,
 	const float *__restrict__ in_w,

@@ -1599,6 +1599,11 @@ START_TEST(row_cache_slots)
 	/* not a multiple of V, too few rows for the lane class: the masked class */
 	l = launch(c, 0, (int64_t[]){4000, 1001});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
+	/* but not past 512 threads (640 for a row of 10007): the row cache's
+	 * masked class, about 8 chunks a thread */
+	l = launch(c, 0, (int64_t[]){8192, 10007});
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_row");
+	ck_assert_uint_eq(l.block[0], 320);
 	pipe_free(c);
 	/* f16: x cached as f16 (2 bytes); xc = x - mu, one subtraction of a
 	 * cached value, is recomputed where it is read, not cached as f32 */
