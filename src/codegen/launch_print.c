@@ -90,7 +90,8 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		sb_printf(sb, "%s = %lld is more than %d threads a row hold in %d chunks of %d each", N, n, ki->max_threads, K,
 		          V);
 		if (G < ki->max_threads) /* launch.c's long_group */
-			sb_printf(sb, ": the row cache, %lld threads a row (two blocks an SM)", G);
+			sb_printf(sb, ": the row cache, %lld threads a row (a block of %d would be alone on its SM)", G,
+			          ki->max_threads);
 		return;
 	case CG_RULE_ROW_PREFETCH:
 		sb_puts(sb, "the register path's prefetch buffer would not fit in shared memory");
