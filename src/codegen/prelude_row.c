@@ -452,6 +452,22 @@ const char cg_pre_cpa[] =
 	"#if __CUDA_ARCH__ >= 800\n"
 	"\tasm volatile(\"cp.async.wait_all;\" : : : \"memory\");\n"
 	"#endif\n"
+	"}\n"
+	"// Where a row's copies are issued in more than one pass (the register path's\n"
+	"// leaves of later passes, copied where that pass has read them), each pass's\n"
+	"// copies are a group of their own, and a pass waits for its group alone:\n"
+	"// the N groups committed after it may still be in flight.\n"
+	"__device__ __forceinline__ void fz_cpa_commit()\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tasm volatile(\"cp.async.commit_group;\" : : : \"memory\");\n"
+	"#endif\n"
+	"}\n"
+	"template <int N> __device__ __forceinline__ void fz_cpa_wait_but()\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 800\n"
+	"\tasm volatile(\"cp.async.wait_group %0;\" : : \"n\"(N) : \"memory\");\n"
+	"#endif\n"
 	"}\n";
 
 const char cg_pre_reg[] =

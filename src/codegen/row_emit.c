@@ -586,18 +586,20 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	return true;
 }
 
-/* Plan the kernel again into *to (narrow or not, or without a cache), after
- * forgetting the plan *from. The kernel's notes for cg_launch are put back
- * as they were (they describe the first plan's entries, the register
- * path's among them); the new plan's are returned in *ci. */
-static bool replan(RowK *from, RowK *to, bool late, bool narrow, bool stream, struct CgKernelInfo *ci)
+/* Plan the kernel again into *to, as `how`'s flags say (late, narrow,
+ * stream, pf_late), after forgetting the plan *from. The kernel's notes for
+ * cg_launch are put back as they were (they describe the first plan's
+ * entries, the register path's among them); the new plan's are returned
+ * in *ci. */
+static bool replan(RowK *from, RowK *to, RowK how, struct CgKernelInfo *ci)
 {
 	Cg *c = from->c;
 	struct CgKernelInfo saved = *c->info;
 	row_reset(from);
-	*to = (RowK){.c = c, .k = c->k, .r = from->r, .vec = from->vec, .late = late, .narrow = narrow,
-	             .stream = stream};
+	*to = (RowK){.c = c, .k = c->k, .r = from->r, .vec = from->vec, .late = how.late, .narrow = how.narrow,
+	             .stream = how.stream, .pf_late = how.pf_late};
 	to->rowc = cg_new_stamp(c);
+	to->pf_room = saved.pf_bytes;
 	bool ok = row_plan(to);
 	*ci = *c->info;
 	*c->info = saved;
@@ -765,10 +767,10 @@ static bool emit_cached(RowK *R, const struct CgKernelInfo *cl, int first)
 	Cg *c = R->c;
 	struct CgKernelInfo cn;
 	RowK N;
-	if (!replan(R, &N, true, true, false, &cn))
+	if (!replan(R, &N, (RowK){.late = true, .narrow = true}, &cn))
 		return false;
 	*R = N;
-	if (cache_width(&cn) >= cache_width(cl) && !replan(&N, R, true, false, false, &cn))
+	if (cache_width(&cn) >= cache_width(cl) && !replan(&N, R, (RowK){.late = true}, &cn))
 		return false;
 	c->info->nslots = cn.nslots;
 	c->info->slot_bytes = cn.slot_bytes;
@@ -789,7 +791,7 @@ static bool emit_stream(RowK *R)
 	struct CgKernelInfo ci;
 	RowK S;
 	int nslots = c->info->nslots;
-	bool ok = replan(R, &S, true, false, true, &ci);
+	bool ok = replan(R, &S, (RowK){.late = true, .stream = true}, &ci);
 	*R = S;
 	c->info->nslots = ci.nslots;
 	/* its passes may finish more reductions each (online sums): the
@@ -817,10 +819,13 @@ bool cg_row(Cg *c)
 	 * rest held in registers (its cache notes, read by the cached entries
 	 * only, are the first plan's meanwhile), then the cached ones. The
 	 * masked class is launched with the aligned class's prefetch buffer,
-	 * at least what it needs: the late plan only moves inputs out of pass 0 */
+	 * at least what it needs: the late plan only moves inputs out of pass 0,
+	 * and the masked class's pf_late prefetches those of them it can (the
+	 * streams aligned with its primary) into the places the first plan's
+	 * pass 0 had for them. */
 	struct CgKernelInfo ci;
 	RowK L;
-	ok = ok && replan(&R, &L, true, false, false, &ci);
+	ok = ok && replan(&R, &L, (RowK){.late = true, .pf_late = true}, &ci);
 	if (ok)
 		R = L;
 	size_t i = 1;

@@ -280,7 +280,8 @@ static void plan_online(RowK *R)
  * The aligned register class, which copies pass 0's inputs a row ahead
  * into shared memory, lost where its epilogue loaded them instead (H100,
  * bench/row_shapes.py, us: modrms_row 4096x2048 28.6 -> 31.4, modrms_batch
- * 8x682x3072 30.3 -> 44.0), so it keeps the plan without (row_emit.c).
+ * 8x682x3072 30.3 -> 44.0), so it keeps the plan without (row_emit.c);
+ * the masked class prefetches its late inputs too (pf_late, plan_prefetch).
  * The others, H200, before -> late: modrms_row bf16 4095x2047 (masked
  * class) 42.6 -> 32.4, 16760x1001 69.8 -> 57.3, 132104x127 (tiles) 46.2 ->
  * 42.1, 400x20000 (ROW) 38.9 -> 27.6, modrms_batch bf16 8x511x4095 77.7 ->
@@ -822,26 +823,43 @@ static bool reg_direct(const RowK *R)
  * math or many streams; bias-gelu-residual-layernorm 51% -> 67% of the
  * floor) and half-precision rows (layernorm f16 48% -> 56%). Light f32
  * rows lost 4 to 10 points with it (more registers, a persistent grid's
- * tail), so they keep the plain loads. */
+ * tail), so they keep the plain loads.
+ *
+ * A pf_late plan (the masked class's) prefetches the leaves its later
+ * passes read first too, into the room the first plan's buffer has: each
+ * pass's copies are a group, the epilogue copying a chunk's next row where
+ * it has read this one's (row_reg.c). Its epilogue loaded them from memory
+ * after the row's reduction instead, the latency exposed. H200, one call,
+ * bench/replay_ab.py (us): modrms_row bf16 4095x2047 28.3 -> 24.8,
+ * 2340x3583 26.4 -> 23.8, 1023x8191 30.7 -> 23.7, 8191x4095 106.7 -> 84.4;
+ * rows of the lane class and the aligned class unchanged. In the aligned
+ * class (the first plan, its epilogue's inputs read in pass 0 and held in
+ * registers) the same plan did not pay: modrms_row bf16 2048x4096 19.1 ->
+ * 19.5, 4096x2048 19.0 -> 19.0, modrms_batch 0.97-1.02x (ptxas: 96
+ * registers for 102, and 4-52% slower bound to 80 or 64, where it spills). */
 static void plan_prefetch(RowK *R)
 {
 	Cg *c = R->c;
 	NodeId *t = ARENA_ARRAY(c->a, NodeId, R->k->nreductions + R->k->nparams + R->ncached + 1);
-	Closure m;
-	row_closure(R, 0, t, row_targets(R, 0, t), &m);
-	R->pf = ARENA_ARRAY(c->a, NodeId, m.nleaf + 1);
-	R->pf_off = ARENA_ARRAY(c->a, int, m.nleaf + 1);
+	R->pf = ARENA_ARRAY(c->a, NodeId, R->k->nparams + 1);
+	R->pf_off = ARENA_ARRAY(c->a, int, R->k->nparams + 1);
 	R->npf = 0;
 	if (R->rk == 0 || (c->info->max_threads >= 1024 && R->vec < 8))
 		return;
 	int bytes = 0;
-	for (int i = 0; i < m.nleaf; i++) {
-		NodeId id = m.leaf[i];
-		if (!row_is_rowvar(R, id) || c->pin[id] < 0 || !R->roff[c->pin[id]])
-			continue;
-		R->pf_off[R->npf] = bytes;
-		R->pf[R->npf++] = id;
-		bytes += R->rk * R->vec * (int)fz_dtype_size((fz_dtype)c->g->nodes[id].dtype);
+	for (int q = 0; q <= (R->pf_late ? R->P : 0); q++) {
+		Closure m;
+		row_closure(R, q, t, row_targets(R, q, t), &m);
+		for (int i = 0; i < m.nleaf; i++) {
+			NodeId id = m.leaf[i];
+			int size = R->rk * R->vec * (int)fz_dtype_size((fz_dtype)c->g->nodes[id].dtype);
+			if (!row_is_rowvar(R, id) || c->pin[id] < 0 || !R->roff[c->pin[id]] || c->ph[id] != q ||
+			    (q > 0 && bytes + size > R->pf_room))
+				continue;
+			R->pf_off[R->npf] = bytes;
+			R->pf[R->npf++] = id;
+			bytes += size;
+		}
 	}
 	c->info->pf_bytes = bytes;
 	c->info->reg_direct = bytes > 0 && reg_direct(R);

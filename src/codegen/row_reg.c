@@ -59,6 +59,44 @@ static bool any_pf(RowK *R)
 	return false;
 }
 
+/* Does pass q copy leaves a row ahead: those it reads first (pass 0, and
+ * in a pf_late plan the later passes too)? */
+static bool pf_in(RowK *R, int q)
+{
+	for (int i = 0; i < R->npf; i++)
+		if (row_pf_here(R, R->pf[i]) && R->c->ph[R->pf[i]] == q)
+			return true;
+	return false;
+}
+
+/* The passes that copy leaves a row ahead. Where more than one does, each
+ * commits its copies as a group, and waits for its own alone (fz_cpa_wait_but):
+ * the others' groups, committed after it, may be in flight. */
+static int pf_groups(RowK *R)
+{
+	int n = 0;
+	for (int q = 0; q <= R->P; q++)
+		n += pf_in(R, q);
+	return n;
+}
+
+/* Wait for this pass's copies: all (one group), or its group alone. */
+static void emit_pf_wait(RowK *R)
+{
+	int g = pf_groups(R);
+	if (g > 1)
+		cw_line(R->w, "fz_cpa_wait_but<%d>(); // this pass's copies, not the %d group%s committed since", g - 1,
+		        g - 1, g > 2 ? "s" : "");
+	else
+		cw_line(R->w, "fz_cpa_wait();");
+}
+
+static void emit_pf_commit(RowK *R)
+{
+	if (pf_groups(R) > 1)
+		cw_line(R->w, "fz_cpa_commit();");
+}
+
 static const char *reg_describe(RowK *R)
 {
 	if (R->path->lane)
@@ -287,28 +325,33 @@ static void emit_load(RowK *R, int p, const char *o)
 	cw_line(R->w, "fz_ldr<%s>(%s, %s, jl, fz_vec);", fallback_call(R), o, row_ptr(R, p));
 }
 
-/* The copies of the prefetched leaves' chunks for the row at offsets `off`
- * ("fz_r": this one, "fz_q": the next). */
-static void emit_pf_issue(RowK *R, const char *off)
+/* The copy of chunk k (element j of the row) of prefetched leaf id for the
+ * row at offsets `off` ("fz_r": this one, "fz_q": the next). */
+static void emit_pf_copy(RowK *R, NodeId id, const char *off, const char *j)
+{
+	Cg *c = R->c;
+	int p = c->pin[id];
+	bool next = off[3] == 'q';
+	row_ptr(R, p); /* marks it used */
+	if (R->path->shifted)
+		cw_line(R->w, "fz_pfm<%d>(fz_pf%d + k * fz_pfk * %d, %s, %s%d, %s, %s, fz_nr, fz_v%s%d);", R->vec, id,
+		        R->vec, cg_param_name(c, p), off, R->rdecl[p], leaf_numel(R, id), j, next ? "n" : "", p);
+	else
+		cw_line(R->w, "fz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, %s, fz_vec);", R->vec, id, R->vec,
+		        cg_param_name(c, p), off, R->rdecl[p], j);
+}
+
+/* The copies of the chunks of the leaves pass q prefetches for the row at
+ * offsets `off`. */
+static void emit_pf_issue(RowK *R, const char *off, int q)
 {
 	Cg *c = R->c;
 	CgW *w = R->w;
-	bool next = off[3] == 'q';
-	open_chunks(R, w, next ? "fz_sn" : "fz_s");
+	open_chunks(R, w, off[3] == 'q' ? "fz_sn" : "fz_s");
 	cw_open(w, "if (j0 < fz_nr)");
-	for (int i = 0; i < R->npf; i++) {
-		NodeId id = R->pf[i];
-		int p = c->pin[id];
-		if (!row_pf_here(R, id))
-			continue;
-		row_ptr(R, p); /* marks it used */
-		if (R->path->shifted)
-			cw_line(w, "fz_pfm<%d>(fz_pf%d + k * fz_pfk * %d, %s, %s%d, %s, j0, fz_nr, fz_v%s%d);", R->vec, id,
-			        R->vec, cg_param_name(c, p), off, R->rdecl[p], leaf_numel(R, id), next ? "n" : "", p);
-		else
-			cw_line(w, "fz_pf<%d>(fz_pf%d + k * fz_pfk * %d, %s + %s%d, j0, fz_vec);", R->vec, id, R->vec,
-			        cg_param_name(c, p), off, R->rdecl[p]);
-	}
+	for (int i = 0; i < R->npf; i++)
+		if (row_pf_here(R, R->pf[i]) && c->ph[R->pf[i]] == q)
+			emit_pf_copy(R, R->pf[i], off, "j0");
 	cw_close(w);
 	cw_close(w);
 }
@@ -323,19 +366,23 @@ static void emit_prefetched(RowK *R)
 	CgW *w = R->w;
 	cw_line(w, "// the block's first row was not prefetched: copy it now");
 	cw_open(w, "if (fz_rb == (long long)blockIdx.x * blockDim.y)");
-	emit_pf_issue(R, "fz_r");
+	for (int q = 0; q <= R->P; q++)
+		if (pf_in(R, q)) {
+			emit_pf_issue(R, "fz_r", q);
+			emit_pf_commit(R);
+		}
 	cw_close(w);
-	cw_line(w, "fz_cpa_wait();");
+	emit_pf_wait(R);
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
-		if (row_pf_here(R, id))
+		if (row_pf_here(R, id) && c->ph[id] == 0)
 			cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->K, R->vec);
 	}
 	cw_unroll(w);
 	cw_open(w, "for (int k = 0; k < %d; k++)", R->K);
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
-		if (!row_pf_here(R, id))
+		if (!row_pf_here(R, id) || c->ph[id] != 0)
 			continue;
 		cw_line(w, "fz_cld(l%d[k], fz_pf%d + k * fz_pfk * %d);", id, id, R->vec);
 		c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
@@ -343,7 +390,38 @@ static void emit_prefetched(RowK *R)
 	cw_close(w);
 	cw_line(w, "// the next row's copies, while this one is computed");
 	cw_open(w, "if (fz_rb + fz_rstep < fz_rows)");
-	emit_pf_issue(R, "fz_q");
+	emit_pf_issue(R, "fz_q", 0);
+	cw_close(w);
+	emit_pf_commit(R);
+}
+
+/* In a later pass q (of a pf_late plan), chunk k of the leaves it
+ * prefetches: read from the buffer where the chunk is used (not all of a
+ * thread's chunks at once, which would hold them all in registers), then
+ * the next row's copied into its place (in the masked class, at the next
+ * row's alignment: chunk k's element jn of that row). */
+static void emit_pf_late_loads(RowK *R, int q, const Closure *m)
+{
+	Cg *c = R->c;
+	CgW *w = R->w;
+	for (int i = 0; i < m->nleaf; i++) {
+		NodeId id = m->leaf[i];
+		if (!row_pf_here(R, id) || c->ph[id] != q)
+			continue;
+		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		cw_line(w, "fz_cld(l%d, fz_pf%d + k * fz_pfk * %d);", id, id, R->vec);
+		c->vname[id] = arena_printf(c->a, "l%d[u]", id);
+	}
+	const char *j = "j0";
+	cw_line(w, "// the next row's chunk, into its place");
+	if (R->path->shifted) {
+		cw_line(w, "const int jn = fz_ji + k * fz_stepi - fz_sn;");
+		j = "jn";
+	}
+	cw_open(w, "if (fz_rb + fz_rstep < fz_rows && %s < fz_nr)", j);
+	for (int i = 0; i < m->nleaf; i++)
+		if (row_pf_here(R, m->leaf[i]) && c->ph[m->leaf[i]] == q)
+			emit_pf_copy(R, m->leaf[i], "fz_q", j);
 	cw_close(w);
 }
 
@@ -387,8 +465,8 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 			c->vname[id] = arena_printf(c->a, "l%d[u]", id);
 			continue;
 		}
-		if (q == 0 && row_pf_here(R, id))
-			continue;
+		if (row_pf_here(R, id) && c->ph[id] == q)
+			continue; /* emit_prefetched, emit_pf_late_loads */
 		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
 		if (R->path->masked)
 			cw_line(w, "%s", masked_load(R, c->pin[id], arena_printf(c->a, "l%d", id)));
@@ -439,10 +517,15 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 		emit_hoisted(R, m->leaf[0]);
 	if (q == 0 && holds(R) && held_per_row(R))
 		emit_held_loads(R, w);
+	bool late_pf = q > 0 && pf_in(R, q);
+	if (late_pf)
+		emit_pf_wait(R);
 	bool whole = hoist || (q == 0 && pf);
 	open_chunks_of(R, w, "fz_s", row_bitmask(R) && !loads_in(R, q, m, hoist) && !stores_in(R, q));
 	if (!hoist)
 		emit_chunk_loads(R, q, m);
+	if (late_pf)
+		emit_pf_late_loads(R, q, m);
 	for (int i = 0; i < m->nfread; i++)
 		c->vname[m->fread[i]] = arena_printf(c->a, "fz_g%d[k][u]", m->fread[i]);
 	if (!row_elements(R, q, m, t, nt, true))
@@ -464,6 +547,8 @@ bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt)
 		if (c->ph[R->cached[i]] == q)
 			cw_line(w, "fz_mv(fz_g%d[k], %s);", R->cached[i], reg_array(R, R->cached[i], q, whole));
 	cw_close(w);
+	if (late_pf)
+		emit_pf_commit(R);
 	return true;
 }
 

@@ -85,6 +85,12 @@ struct RowK {
 	bool late;              /* inputs loaded, and values of them computed, by the first pass
 	                           that reads them (plan_late): all entries but the aligned
 	                           register class, which prefetches pass 0's inputs */
+	bool pf_late;           /* register path, late plan (its masked class): the leaves that
+	                           later passes read first prefetched too, each pass copying the
+	                           next row's where it has read this one's (plan_prefetch) */
+	int pf_room;            /* pf_late: the buffer's bytes (rk chunks of every thread), the
+	                           first plan's, which the launch gives; leaves past it are not
+	                           prefetched */
 	NodeId *touched;        /* nodes whose scratch entries are set */
 	int ntouched, captouched;
 	NodeId *cached;         /* nodes with a cache slot, and their slots */

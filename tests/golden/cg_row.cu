@@ -581,6 +581,22 @@ __device__ __forceinline__ void fz_cpa_wait()
 	asm volatile("cp.async.wait_all;" : : : "memory");
 #endif
 }
+// Where a row's copies are issued in more than one pass (the register path's
+// leaves of later passes, copied where that pass has read them), each pass's
+// copies are a group of their own, and a pass waits for its group alone:
+// the N groups committed after it may still be in flight.
+__device__ __forceinline__ void fz_cpa_commit()
+{
+#if __CUDA_ARCH__ >= 800
+	asm volatile("cp.async.commit_group;" : : : "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void fz_cpa_wait_but()
+{
+#if __CUDA_ARCH__ >= 800
+	asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
+#endif
+}
 // The lane class (row_reg.c): element j0 of p, zero past the row (`in`: its
 // bit of fz_mk; the value unused: the reductions mask it), its store, and a
 // row's reduction over its warp, shuffles alone (a warp a row: no test of

@@ -350,6 +350,43 @@ def test_random_programs_match_the_cpu_reference(cuda):
     assert ran >= count * 9 // 10, f"only {ran} of {count} programs ran on the GPU"
 
 
+# Inputs of the rows that later passes read first: in the register path's
+# masked class (rows not a multiple of 8 halves) each pass copies its own a
+# row ahead, a group of asynchronous copies a pass (row_plan.c's pf_late):
+# two groups (modulated RMSNorm), three (q read first by the second pass).
+# Rows many times the resident blocks, so that every block loops over rows
+# and each group's wait matters.
+LATE_INPUTS = {
+    "modulated": "in x: bf16[T, C]\nin a: bf16[T, C]\nin b: bf16[T, C]\n"
+                 "out y = bf16(x * rsqrt(mean(x * x) + 1e-6) * (1 + a) + b)\n",
+    "three_groups": "in x: bf16[T, C]\nin a: bf16[T, C]\nin b: bf16[T, C]\nxc = x - mean(x)\n"
+                    "out y = bf16(xc * rsqrt(mean(xc * xc * a) + 1e-5) + b)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LATE_INPUTS))
+@pytest.mark.parametrize("rows,cols", [(4095, 2047), (2340, 3583), (1023, 8191), (8191, 4095), (3, 2047)])
+def test_late_inputs_copied_a_row_ahead_match_torch_float64(cuda, name, rows, cols):
+    torch = cuda
+    prog = fusec.compile(LATE_INPUTS[name])
+    g = torch.Generator(device="cuda").manual_seed(rows + cols)
+    vals = [torch.randn(rows, cols, device="cuda", generator=g) for _ in range(3)]
+    if name == "three_groups":
+        vals[1] = vals[1].abs() + 0.5  # a weight of the variance: positive
+    # one element past an allocation's start: rows not 16-byte aligned, the
+    # masked class at every width
+    args = [torch.empty(rows * cols + 1, device="cuda", dtype=torch.bfloat16)[1:].view(rows, cols).copy_(v)
+            for v in vals]
+    got = prog(*args)
+    x, a, b = (t.double() for t in args)
+    if name == "modulated":
+        want = x * (x * x).mean(-1, keepdim=True).add(1e-6).rsqrt() * (1 + a) + b
+    else:
+        xc = x - x.mean(-1, keepdim=True)
+        want = xc * (xc * xc * a).mean(-1, keepdim=True).add(1e-5).rsqrt() + b
+    assert_close(f"{name} {rows}x{cols}", got.double().cpu().numpy(), want.cpu().numpy(), "bf16", cols)
+
+
 def test_f32_rsqrt_is_one_over_sqrt_at_every_float(cuda):
     """rsqrt(x) in f32 is sem.def's 1 / sqrt(x), an IEEE square root then an
     IEEE division, bit for bit, at each of the 2^32 bit patterns (the kernels

@@ -1124,9 +1124,12 @@ START_TEST(late_inputs)
 	ck_assert(occurs_between(reg->text, "// pass 1", "// epilogue:", "in_scale"));
 	ck_assert(!occurs_between(reg->text, "// epilogue:", "\n}", "in_scale"));
 	ck_assert_int_eq(held_arrays(reg->text), 3);
-	/* the masked class and ROW: read in the epilogue only, x alone held */
-	ck_assert(!occurs_between(regm->text, "// pass 1", "// epilogue:", "in_scale"));
-	ck_assert(occurs_between(regm->text, "// epilogue:", "\n}", "in_scale"));
+	/* the masked class and ROW: read in the epilogue only, x alone held (the
+	 * masked class reads scale from its buffer, pass 1 copying the block's
+	 * first row, the epilogue each next row) */
+	ck_assert(!occurs_between(regm->text, "fz_cpa_wait_but<1>();", "// epilogue:", "in_scale"));
+	ck_assert(occurs_between(regm->text, "// pass 1", "fz_cpa_wait_but<1>();", "in_scale, fz_r0"));
+	ck_assert(occurs_between(regm->text, "// epilogue:", "\n}", "in_scale, fz_q0"));
 	ck_assert_int_eq(held_arrays(regm->text), 1);
 	ck_assert(!occurs_between(row->text, "// pass 1", "// epilogue:", "in_shift"));
 	ck_assert(occurs_between(row->text, "// epilogue:", "\n}", "in_scale"));
@@ -1696,6 +1699,32 @@ START_TEST(row_cache_slots)
 	ck_assert_ptr_nonnull(strstr(c->module.entries[l.entry].text, "fz_pf<8>"));
 	ck_assert(l.resident);
 	ck_assert_uint_eq(l.smem, 128 * 64);
+	pipe_free(c);
+	/* inputs of the rows that only the epilogue reads (a modulated rmsnorm's
+	 * s and h): the aligned class reads them in pass 0 with x, prefetched in
+	 * one group; the masked class (late plan) reads them in the epilogue,
+	 * from the buffer, where each chunk's next row is copied once read: two
+	 * groups of copies a row, each pass waiting for its own. A stream not
+	 * aligned with x's rows (g, a row a batch) is loaded there as before. */
+	c = compile_mode("in x: bf16[B, T, C]\nin s: bf16[B, T, C]\nin h: bf16[B, T, C]\nin g: bf16[B, 1, C]\n"
+	                 "out y = bf16(x * rsqrt(mean(x * x) + 1e-5) * (1 + s) + h + g)\n", true);
+	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 4 * 64); /* x, s, h and g: rk chunks of 8 each */
+	l = launch(c, 0, (int64_t[]){2, 2048, 2048});
+	const char *t = c->module.entries[l.entry].text;
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
+	ck_assert_ptr_null(strstr(t, "fz_cpa_wait_but"));
+	ck_assert_ptr_null(strstr(t, "fz_cpa_commit"));
+	l = launch(c, 0, (int64_t[]){2, 2048, 2047});
+	t = c->module.entries[l.entry].text;
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
+	ck_assert(l.resident);
+	ck_assert_uint_eq(l.smem, l.block[0] * 4 * 64);
+	ck_assert_int_eq(count_of(t, "fz_cpa_wait_but<1>();"), 2);
+	ck_assert_int_eq(count_of(t, "fz_cpa_commit();"), 4); /* the first row's two groups, then a group a pass */
+	ck_assert_int_eq(count_of(t, "const int jn = fz_ji + k * fz_stepi - fz_sn;"), 1);
+	ck_assert_int_eq(count_of(t, ", jn, fz_nr, fz_vn"), 2); /* s's and h's next rows, chunk by chunk */
+	ck_assert_int_eq(count_of(t, "fz_ldw("), 0);
+	ck_assert_int_eq(count_of(t, "in_g"), 2); /* its parameter, and its load in the epilogue */
 	pipe_free(c);
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", true);
 	/* past what 512 threads hold counted from an unaligned start: a block a

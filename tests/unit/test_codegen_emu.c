@@ -189,6 +189,15 @@ static const struct {
 	/* bool values cached across passes, and bool outputs */
 	{"bools", "in x: f32[B, N]\nk = x > 0\nout c = sum(k)\nout y = where(k, x, 0) / (sum(where(k, x, 0)) + 1)\n"
 	          "out z = k && (x < mean(x))\n", 2, {{3, 37}, {2, 64}}},
+	/* inputs only the epilogue reads (a modulated rmsnorm): the masked
+	 * class copies s's and h's next rows in the epilogue, chunk by chunk,
+	 * into the places it has just read; g (a row a batch, not aligned with
+	 * x's rows) it loads there */
+	{"modulated", "in x: bf16[B, T, C]\nin s: bf16[B, T, C]\nin h: bf16[B, T, C]\nin g: bf16[B, 1, C]\n"
+	              "out y = bf16(x * rsqrt(mean(x * x) + 1e-5) * (1 + s) + h + g)\n", 3, {{2, 5, 37}, {3, 3, 64}}},
+	/* and read first by a middle pass (q): three groups of copies a row */
+	{"late_passes", "in x: bf16[R, C]\nin q: bf16[R, C]\nin s: bf16[R, C]\nxc = x - mean(x)\n"
+	                "out y = bf16(xc * rsqrt(mean(xc * xc * (q * q + 0.5)) + 1e-5) + s)\n", 2, {{7, 37}, {5, 64}}},
 	/* one row over everything (rank-1 input) */
 	{"vector_rows", "in x: f32[N]\nout s = sum(x)\nout y = x / max(x)\n", 1, {{1000}, {4096}}},
 	/* pointwise kernels of one, two and three streams (f32 and f16) at sizes
