@@ -83,9 +83,12 @@ class Module:
 
     def func(self, name, smem):
         if name not in self.f:
-            f = ctypes.c_void_p()
+            f, static = ctypes.c_void_p(), ctypes.c_int()
             self.check(self.cu.cuModuleGetFunction(ctypes.byref(f), self.m, name.encode()), name)
-            self.f[name], self.smem[name] = f, 48 * 1024
+            # CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: the 48 KiB a block gets
+            # without opting in counts the kernel's static shared memory too
+            self.check(self.cu.cuFuncGetAttribute(ctypes.byref(static), 1, f), name + ": static shared memory")
+            self.f[name], self.smem[name] = f, 48 * 1024 - static.value
         if smem > self.smem[name]:  # a point of the spec may ask more than an earlier one did
             # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             self.check(self.cu.cuFuncSetAttribute(self.f[name], 8, ctypes.c_int(smem)), name + ": shared memory")

@@ -222,6 +222,34 @@ class Run(unittest.TestCase):
         self.assertEqual((points[0]["key"], points[0]["rows"], points[0]["width"]),
                          ("logsumexp-f32-2097152x7", 2097152, 7))
 
+    def test_cubin_lab_opts_in_past_48k_with_static_memory(self):
+        """Module.func: a kernel of 512 bytes of static shared memory gets
+        48 KiB - 512 of dynamic without opting in; 48 KiB, or more, opts in
+        (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), once per size."""
+        class Cu:
+            def __init__(self):
+                self.set = []
+
+            def cuModuleGetFunction(self, f, m, name):
+                return 0
+
+            def cuFuncGetAttribute(self, v, attr, f):
+                v._obj.value = 512 if attr == 1 else -1
+                return 0
+
+            def cuFuncSetAttribute(self, f, attr, v):
+                self.set.append((attr, v.value))
+                return 0
+
+        mod = object.__new__(cubin_lab.Module)
+        mod.cu, mod.m, mod.f, mod.smem = Cu(), None, {}, {}
+        mod.func("k", 48 * 1024 - 512)
+        self.assertEqual(mod.cu.set, [])
+        mod.func("k", 48 * 1024)
+        mod.func("k", 48 * 1024)
+        mod.func("k", 64 * 1024)
+        self.assertEqual(mod.cu.set, [(8, 48 * 1024), (8, 64 * 1024)])
+
     def test_cubin_lab_passes_each_kind_of_argument(self):
         """kernel_fn: inputs and the output by address, "@null", "@rows" and
         "@n" as 64-bit, [type, value] with a number, an input scalar or a
