@@ -11,7 +11,9 @@
  * of a lone stream before it uses any (all of the thread's bytes in flight
  * at once), or, where row_plan.c chose to prefetch, reads its row from
  * shared memory, where it was copied while the block computed the row
- * before, and has the next row's copied there (cp.async).
+ * before, and has the next row's copied there (cp.async); in the masked
+ * class's pf_late plan a later pass does the same with the inputs it reads
+ * first, a chunk at a time (emit_pf_late_loads), each pass's copies a group.
  *
  * It is what brought row kernels from about half of the floor to 80-94% on
  * the H200 (docs/performance.md).
