@@ -61,12 +61,15 @@ static bool any_pf(RowK *R)
 	return false;
 }
 
-/* Does pass q copy leaves a row ahead: those it reads first (pass 0, and
- * in a pf_late plan the later passes too)? */
+/* Is leaf id prefetched by this entry and read first by pass q, which
+ * then copies it a row ahead (pass 0, and in a pf_late plan later passes)? */
+static bool pf_at(RowK *R, NodeId id, int q) { return row_pf_here(R, id) && R->c->ph[id] == q; }
+
+/* Does pass q copy leaves a row ahead? */
 static bool pf_in(RowK *R, int q)
 {
 	for (int i = 0; i < R->npf; i++)
-		if (row_pf_here(R, R->pf[i]) && R->c->ph[R->pf[i]] == q)
+		if (pf_at(R, R->pf[i], q))
 			return true;
 	return false;
 }
@@ -347,12 +350,11 @@ static void emit_pf_copy(RowK *R, NodeId id, const char *off, const char *j)
  * offsets `off`. */
 static void emit_pf_issue(RowK *R, const char *off, int q)
 {
-	Cg *c = R->c;
 	CgW *w = R->w;
 	open_chunks(R, w, off[3] == 'q' ? "fz_sn" : "fz_s");
 	cw_open(w, "if (j0 < fz_nr)");
 	for (int i = 0; i < R->npf; i++)
-		if (row_pf_here(R, R->pf[i]) && c->ph[R->pf[i]] == q)
+		if (pf_at(R, R->pf[i], q))
 			emit_pf_copy(R, R->pf[i], off, "j0");
 	cw_close(w);
 	cw_close(w);
@@ -377,14 +379,14 @@ static void emit_prefetched(RowK *R)
 	emit_pf_wait(R);
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
-		if (row_pf_here(R, id) && c->ph[id] == 0)
+		if (pf_at(R, id, 0))
 			cw_line(w, "%s l%d[%d][%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->K, R->vec);
 	}
 	cw_unroll(w);
 	cw_open(w, "for (int k = 0; k < %d; k++)", R->K);
 	for (int i = 0; i < R->npf; i++) {
 		NodeId id = R->pf[i];
-		if (!row_pf_here(R, id) || c->ph[id] != 0)
+		if (!pf_at(R, id, 0))
 			continue;
 		cw_line(w, "fz_cld(l%d[k], fz_pf%d + k * fz_pfk * %d);", id, id, R->vec);
 		c->vname[id] = arena_printf(c->a, "l%d[k][u]", id);
@@ -408,7 +410,7 @@ static void emit_pf_late_loads(RowK *R, int q, const Closure *m)
 	CgW *w = R->w;
 	for (int i = 0; i < m->nleaf; i++) {
 		NodeId id = m->leaf[i];
-		if (!row_pf_here(R, id) || c->ph[id] != q)
+		if (!pf_at(R, id, q))
 			continue;
 		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
 		cw_line(w, "fz_cld(l%d, fz_pf%d + k * fz_pfk * %d);", id, id, R->vec);
@@ -422,7 +424,7 @@ static void emit_pf_late_loads(RowK *R, int q, const Closure *m)
 	}
 	cw_open(w, "if (fz_rb + fz_rstep < fz_rows && %s < fz_nr)", j);
 	for (int i = 0; i < m->nleaf; i++)
-		if (row_pf_here(R, m->leaf[i]) && c->ph[m->leaf[i]] == q)
+		if (pf_at(R, m->leaf[i], q))
 			emit_pf_copy(R, m->leaf[i], "fz_q", j);
 	cw_close(w);
 }
@@ -467,7 +469,7 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 			c->vname[id] = arena_printf(c->a, "l%d[u]", id);
 			continue;
 		}
-		if (row_pf_here(R, id) && c->ph[id] == q)
+		if (pf_at(R, id, q))
 			continue; /* emit_prefetched, emit_pf_late_loads */
 		cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
 		if (R->path->masked)
