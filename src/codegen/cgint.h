@@ -118,6 +118,9 @@ enum { CG_RED_WORDS = 64 };
  * threads, this many resident an SM (its __launch_bounds__, and the grid
  * launch.c's stream_rules sizes, which must be co-resident). */
 enum { CG_STREAM_THREADS = 512, CG_STREAM_BLOCKS = 2 };
+/* Its ring (row_ring.c): at most this many bytes of shared memory a thread,
+ * in at most this many stages. */
+enum { CG_RING_BYTES = 128, CG_RING_STAGES = 8 };
 
 /* What cg_launch needs about each plan kernel (CgModule.kinfo[k]). */
 struct CgKernelInfo {
@@ -153,6 +156,7 @@ struct CgKernelInfo {
 	                                  elements a thread, an entry each (0: none) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
 	bool stream;                   /* row: has a SPLIT entry without a row cache (_stream) */
+	int ring_bytes;                /* row: that entry's ring, bytes of shared memory a thread */
 	int in_bytes;                  /* row: bytes an element of the inputs read row by row */
 	int ntiles;                    /* row: streams the TILE path stages (the rows' layout) */
 	int *tile_param;               /* their parameters */
@@ -177,6 +181,7 @@ enum {
 	CGH_ONLINE = 1u << 14, /* online sums (row_plan.c), with CGH_SPLIT: the stream entry's */
 	CGH_MASK = 1u << 15,   /* the masked register class's element bits (fz_cmask, fz_pick) */
 	CGH_HALFMATH = 1u << 16, /* exp, sigmoid, silu, division of f16/bf16 values (fz_exp_h ...) */
+	CGH_RING = 1u << 17,   /* the stream entry's ring (row_ring.c; needs CGH_CPA) */
 };
 /* The kinds of compute type an op's text is written for (ir/sem.def). */
 typedef enum CgKind { CG_F32, CG_F64, CG_I32, CG_I64, CG_BOOL, CG_KIND_COUNT } CgKind;
@@ -349,8 +354,8 @@ int cg_vec_align(int vec, fz_dtype t);
 void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp);
 /* The pieces (CUDA text) cg_prelude assembles, in its order. */
 extern const char cg_pre_minmax[], cg_pre_round[], cg_pre_rcp[], cg_pre_halfmath[], cg_pre_divr[];
-extern const char cg_pre_acc[], cg_pre_row[], cg_pre_mask[], cg_pre_cpa[], cg_pre_reg[], cg_pre_rowcp[],
-    cg_pre_split[], cg_pre_online[], cg_pre_tile[];
+extern const char cg_pre_acc[], cg_pre_row[], cg_pre_mask[], cg_pre_cpa[], cg_pre_ring[], cg_pre_reg[],
+    cg_pre_rowcp[], cg_pre_split[], cg_pre_online[], cg_pre_tile[];
 /* fz_<name> of one op for one kind, written from its text in ir/sem.def. */
 void cg_sem_helper(StrBuf *sb, Op op, CgKind kind);
 /* The kind of a dtype's compute type. */

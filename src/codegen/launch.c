@@ -292,8 +292,10 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 	out->cooperative = ch->path == CG_PATH_SPLIT;
 	if (out->cache == CG_CACHE_SHARED)
 		out->smem = (unsigned)min64(out->cstride * ch->R, UINT_MAX);
+	if (ch->stream) /* its ring (row_ring.c) */
+		out->smem = (unsigned)(ki->ring_bytes * ch->G * ch->R);
 	row_workspace(ki, ch, out);
-	return out->cstride * (out->cache == CG_CACHE_SHARED ? ch->R : 0) <= z->optin;
+	return out->cstride * (out->cache == CG_CACHE_SHARED ? ch->R : 0) <= z->optin && (int64_t)out->smem <= z->optin;
 }
 
 /* ---- the rules --------------------------------------------------------------------- */
@@ -313,7 +315,8 @@ static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, Choice *ch
 
 /* Few rows whose segments, at a split that gives every block of a wave its
  * share of all the rows, are too long to cache on chip: the entry without a
- * row cache, two blocks of 512 an SM, every row at once (S blocks a row,
+ * row cache, two blocks of 512 an SM (fewer where its ring, row_ring.c, does
+ * not fit twice in an SM's shared memory), every row at once (S blocks a row,
  * rounded down so that no row waits for a second round), every pass after
  * the first reading the inputs again. split_rules takes it where the cached
  * split would put its cache in the workspace, or take the rows one at a
@@ -331,8 +334,9 @@ static void pointwise_rules(const struct CgKernelInfo *ki, int64_t n, Choice *ch
 static bool stream_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
-	int64_t T = CG_STREAM_THREADS, cap = z->sms * min64(z->tps / T, CG_STREAM_BLOCKS);
-	if (!ki->stream)
+	int64_t T = CG_STREAM_THREADS;
+	int64_t cap = z->sms * min64(min64(z->tps / T, CG_STREAM_BLOCKS), blocks_by_smem(z, ki->ring_bytes * T));
+	if (!ki->stream || cap < 1)
 		return false;
 	int64_t S = min64(min64(cap / z->rows, cdiv(z->chunks, 2 * T)), 65535);
 	if (S < 2)

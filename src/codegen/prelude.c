@@ -236,8 +236,8 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		const char *text;
 	} pieces[] = {
 		{CGH_MINMAX, cg_pre_minmax}, {CGH_ROUND, cg_pre_round}, {CGH_PW, pre_pw}, {CGH_BCAST, pre_bcast},
-		{CGH_ACC, cg_pre_acc},       {CGH_ROW, cg_pre_row},       {CGH_CPA, cg_pre_cpa},     {CGH_REG, cg_pre_reg},
-		{CGH_SPLIT, cg_pre_split},   {CGH_ONLINE, cg_pre_online},
+		{CGH_ACC, cg_pre_acc},       {CGH_ROW, cg_pre_row},       {CGH_CPA, cg_pre_cpa},     {CGH_RING, cg_pre_ring},
+		{CGH_REG, cg_pre_reg},       {CGH_SPLIT, cg_pre_split},   {CGH_ONLINE, cg_pre_online},
 		{CGH_TILE, cg_pre_tile},     {CGH_DIVR, cg_pre_divr},
 		{CGH_ROWCP, cg_pre_rowcp},   {CGH_MASK, cg_pre_mask},     {CGH_HALFMATH, cg_pre_halfmath},
 	};

@@ -800,6 +800,7 @@ static bool emit_stream(RowK *R)
 	ok = ok && emit_entry(&S, &row_split_path);
 	c->info->nslots = nslots;
 	c->info->stream = ok;
+	c->info->ring_bytes = ok ? S.ring_bytes : 0;
 	return ok;
 }
 

@@ -8,9 +8,9 @@
  * the row is cached, copies the thread's share of each cached input into
  * the cache at once (cp.async: the whole row in flight), then reads it
  * back; inputs it does not cache it loads a chunk ahead (the stream entry,
- * without a cache: a group of chunks at a time, group_chunks). The row
- * cache (row_plan.c decides what is in it) is in dynamic shared
- * memory or in the workspace, where and at which offsets as cg_launch says
+ * without a cache: its ring, row_ring.c, or a group of chunks at a time,
+ * group_chunks). The row cache (row_plan.c decides what is in it) is in
+ * dynamic shared memory or in the workspace, where and at which offsets as cg_launch says
  * (fz_cws, fz_cstride, fz_so<s>): the same code either way. cg_launch takes
  * this path for rows the register path cannot hold.
  *
@@ -261,18 +261,23 @@ static bool loop_pass(RowK *R, int q, const Closure *m, const NodeId *t, int nt,
 	 * class loads pass 0's inputs that it does not copy at the chunk (a
 	 * chunk ahead would read past the row: it loads whole chunks) */
 	bool pipe = (q == 0 && !al) || R->stream, all = q == 0;
-	int G = group_chunks(R, m, all);
-	if (q == 0)
-		emit_copies(R, m, start);
-	if (pipe && G == 1)
-		emit_first_loads(R, m, false, start, all);
-	open_chunk_loop(R, m, start, G, all);
-	if (q == 0)
-		emit_copied_reads(R, m, at);
-	if (pipe && G == 1)
-		emit_first_loads(R, m, true, start, all);
-	if (!pipe || !all)
-		emit_leaf_loads(R, m, all);
+	bool ring = R->stream && row_ring_here(R);
+	int G = ring ? 1 : group_chunks(R, m, all);
+	if (ring) {
+		row_ring_open(R, m, start);
+	} else {
+		if (q == 0)
+			emit_copies(R, m, start);
+		if (pipe && G == 1)
+			emit_first_loads(R, m, false, start, all);
+		open_chunk_loop(R, m, start, G, all);
+		if (q == 0)
+			emit_copied_reads(R, m, at);
+		if (pipe && G == 1)
+			emit_first_loads(R, m, true, start, all);
+		if (!pipe || !all)
+			emit_leaf_loads(R, m, all);
+	}
 	emit_freads(R, m, at);
 	if (!row_elements(R, q, m, t, nt, false))
 		return false;

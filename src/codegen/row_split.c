@@ -37,8 +37,10 @@ static const char *split_describe(RowK *R)
 
 static void split_prologue(RowK *R, CgW *w)
 {
-	if (R->c->info->nslots > 0)
+	if (R->c->info->nslots > 0 || R->ring_bytes > 0)
 		cw_line(w, "extern __shared__ fz_a16 fz_smem[];");
+	if (R->ring_bytes > 0)
+		row_ring_prologue(R, w);
 	cw_line(w, "const int fz_S = gridDim.y, fz_seg = blockIdx.y;");
 	cw_line(w, "const long long fz_j = (long long)threadIdx.x * %d, fz_step = (long long)blockDim.x * %d;", R->vec,
 	        R->vec);

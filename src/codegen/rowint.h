@@ -123,6 +123,8 @@ struct RowK {
 	bool *used;             /* per param: used by its code */
 	bool *whole;            /* per param: loaded by fz_ldw (the masked register class), which
 	                           reads the row's whole-chunk test fz_w<i> */
+	int ring_bytes;         /* the stream entry: bytes of its ring a thread, the most of any
+	                           pass (row_ring.c) */
 	const char *vec_arg;    /* ROW's aligned class: the pass being written's answer to fz_vec
 	                           ("true", "false"; row_loop.c writes each pass for both) */
 };
@@ -235,6 +237,15 @@ void row_reg_row(RowK *R, CgW *w);
  * register entry of f32 rows), not by a bounds check an element? */
 bool row_bitmask(const RowK *R);
 bool row_reg_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt);
+
+/* row_ring.c: the stream entry's ring, where row_ring_here says (chunks of 8
+ * elements or more). row_ring_open opens pass m's loop over the thread's
+ * chunks from `start` (its leaves read as l<id>[u]; the caller closes it);
+ * row_ring_prologue declares the ring (after the body: only where
+ * R->ring_bytes says a pass uses it). */
+bool row_ring_here(const RowK *R);
+void row_ring_open(RowK *R, const Closure *m, const char *start);
+void row_ring_prologue(RowK *R, CgW *w);
 
 /* row_loop.c: the general loop's chunks and cache pointers, shared with
  * split rows (seg: from the segment's start). */

@@ -387,6 +387,51 @@ def test_late_inputs_copied_a_row_ahead_match_torch_float64(cuda, name, rows, co
     assert_close(f"{name} {rows}x{cols}", got.double().cpu().numpy(), want.cpu().numpy(), "bf16", cols)
 
 
+# Few rows of halves too long for on-chip memory: the split rows' entry
+# without a row cache (`_stream`), whose passes copy their streams stages
+# ahead into a ring in shared memory (row_ring.c; test_codegen's stream_ring
+# asserts that these shapes take it on an H100/H200): a column operand of f32
+# (two pieces a chunk), a mask of bools (loaded where it is used), rows of a
+# width not a multiple of 8 and x one element past an allocation's start (the
+# rows' ends and the misaligned column chunks loaded where they are used).
+RING_PROGRAMS = {
+    "rms_cols": "in x: bf16[B, N]\nin w: f32[N]\nin r: bf16[B, N]\nin m: bool[B, N]\n"
+                "out y = bf16(where(m, x * rsqrt(mean(x * x) + 1e-6) * w + r, 0.0))\n",
+    "layernorm_f16": "in x: f16[B, N]\nin w: f16[N]\nin b: f16[N]\nxc = x - mean(x)\n"
+                     "out y = f16(xc * rsqrt(mean(xc * xc) + 1e-5) * w + b)\n",
+    "softmax_bf16": "in x: bf16[B, N]\ne = exp(x - max(x))\nout y = bf16(e / sum(e))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RING_PROGRAMS))
+@pytest.mark.parametrize("rows,cols,shift", [(4, 8388608, 0), (3, 8388611, 0), (4, 8388608, 1)])
+def test_stream_ring_matches_torch_float64(cuda, name, rows, cols, shift):
+    torch = cuda
+    prog = fusec.compile(RING_PROGRAMS[name])
+    g = torch.Generator(device="cuda").manual_seed(rows + cols + shift)
+    half = torch.float16 if name == "layernorm_f16" else torch.bfloat16
+    x = torch.empty(rows * cols + shift, device="cuda", dtype=half)[shift:].view(rows, cols)
+    x.copy_(torch.randn(rows, cols, device="cuda", generator=g))
+    if name == "rms_cols":
+        w = torch.randn(cols, device="cuda", generator=g)
+        r = torch.randn(rows, cols, device="cuda", generator=g).to(half)
+        m = torch.rand(rows, cols, device="cuda", generator=g) < 0.5
+        got = prog(x, w, r, m)
+        xd = x.double()
+        want = torch.where(m, xd * (xd * xd).mean(-1, keepdim=True).add(1e-6).rsqrt() * w.double() + r.double(),
+                           torch.zeros((), dtype=torch.float64, device="cuda"))
+    elif name == "layernorm_f16":
+        w, b = (torch.randn(cols, device="cuda", generator=g).to(half) for _ in range(2))
+        got = prog(x, w, b)
+        xc = x.double() - x.double().mean(-1, keepdim=True)
+        want = xc * (xc * xc).mean(-1, keepdim=True).add(1e-5).rsqrt() * w.double() + b.double()
+    else:
+        got = prog(x)
+        want = torch.softmax(x.double(), -1)
+    dtype = "f16" if half == torch.float16 else "bf16"
+    assert_close(f"{name} {rows}x{cols}+{shift}", got.double().cpu().numpy(), want.cpu().numpy(), dtype, cols)
+
+
 def test_f32_rsqrt_is_one_over_sqrt_at_every_float(cuda):
     """rsqrt(x) in f32 is sem.def's 1 / sqrt(x), an IEEE square root then an
     IEEE division, bit for bit, at each of the 2^32 bit patterns (the kernels

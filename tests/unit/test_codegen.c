@@ -1306,6 +1306,44 @@ START_TEST(stream_hints)
 }
 END_TEST
 
+/* The stream entry's ring (row_ring.c): each pass's streams whose chunks are
+ * 16-byte multiples, while a stage stays within half of CG_RING_BYTES, in
+ * stages of a power of two filling CG_RING_BYTES; the launch gives the
+ * most a pass takes, a thread, as dynamic shared memory. x (bf16) and w
+ * (f32: two pieces a chunk) and r (bf16): pass 0 copies x (8 stages of 16
+ * bytes); the epilogue x, w and r (64 bytes: 2 stages), but m, a mask of
+ * one byte an element, is loaded where it is used. */
+START_TEST(stream_ring)
+{
+	Compilation *c = compile_mode("in x: bf16[B, N]\nin w: f32[N]\nin r: bf16[B, N]\nin m: bool[B, N]\n"
+	                              "out y = bf16(where(m, x * rsqrt(mean(x * x) + 1e-6) * w + r, 0.0))\n", true);
+	const CgEntry *s = stream_entry(c);
+	ck_assert_ptr_nonnull(s);
+	ck_assert(occurs_between(s->text, "// pass 1 of 1", "// epilogue", "// the ring: 8 stages of 16 bytes a thread, 7 ahead"));
+	ck_assert(occurs_between(s->text, "// pass 1 of 1", "// epilogue", "#pragma unroll 1\n\t\t\tfor (int fz_i = 0; fz_i < 7; fz_i++) {"));
+	ck_assert(occurs_between(s->text, "// pass 1 of 1", "// epilogue", "fz_cpa_wait_but<7>();"));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "// the ring: 2 stages of 64 bytes a thread, 1 ahead"));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "for (int fz_i = 0; fz_i < 1; fz_i++) {"));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "fz_cpa_wait_but<1>();"));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "fz_ringcp<32>("));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "fz_ringrd<float>("));
+	ck_assert(occurs_between(s->text, "// epilogue", "fz_stm", "fz_ringrd<fz_bf16>("));
+	ck_assert_int_eq(count_of(s->text, "fz_ringcp<"), 2 * 1 + 2 * 3); /* before a pass's loop and in it */
+	ck_assert_int_eq(count_of(s->text, "fz_ringrd<"), 1 + 3);
+	ck_assert_ptr_null(strstr(s->text, "in_m + fz_r0 + ji"));
+	int ring = -1;
+	for (int k = 0; k < c->module.nkernels; k++)
+		ring = c->module.kinfo[k].ring_bytes > ring ? c->module.kinfo[k].ring_bytes : ring;
+	ck_assert_int_eq(ring, 128);
+	int64_t dims[2] = {4, 8388608};
+	CgLaunch l = launch(c, 0, dims);
+	ck_assert_int_eq(l.entry, (int)(s - c->module.entries));
+	ck_assert_uint_eq(l.smem, 128 * CG_STREAM_THREADS);
+	assert_nvrtc_clean(c, 90, "stream ring");
+	pipe_free(c);
+}
+END_TEST
+
 /* The staged rows' entries (row_emit.c): each chunk read from the tile
  * whole; their reductions inline shuffles, with no fz_red (no static
  * shared memory), but in the classes of f32 rows below tile_kmax chunks (a
@@ -1948,6 +1986,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, late_inputs);
 	tcase_add_test(t, masked_bits);
 	tcase_add_test(t, stream_hints);
+	tcase_add_test(t, stream_ring);
 	tcase_add_test(t, tile_entries);
 	tcase_add_test(t, register_bounds);
 	tcase_add_test(t, narrow_register_rows);

@@ -242,13 +242,30 @@ START_TEST(split_long_rows)
 END_TEST
 
 /* Rows long enough for several groups of chunks a thread in the stream
- * entry (row_loop.c's group_chunks), with an input stored as it is (its
- * group's chunk, not the first) and halves (two chunks a group). */
+ * entry (row_loop.c's group_chunks: f32), with an input stored as it is (its
+ * group's chunk, not the first), and of halves (its ring, row_ring.c). */
 START_TEST(stream_groups)
 {
 	int64_t sizes[2][2] = {{2, 40001}, {1, 70000}};
 	check_program("groups", "in x: f32[B, N]\nout c = x\nout y = x / sum(x)\n", 2, 2, &sizes[0][0]);
 	check_program("groups_bf16", "in x: bf16[B, N]\nout c = x\nout y = bf16(x / sum(x))\n", 2, 2, &sizes[0][0]);
+}
+END_TEST
+
+/* Rows long enough for many turns of the stream entry's ring (row_ring.c,
+ * kernels of halves) a thread, with an input stored as it is, a column
+ * operand of f32 beside rows of bf16 (two pieces a chunk), a mask of bools
+ * (loaded where it is used) and rows not a multiple of the chunk (the rows'
+ * ends, and every chunk of a column operand not aligned like them, loaded
+ * where used). */
+START_TEST(stream_ring)
+{
+	int64_t sizes[2][2] = {{2, 40001}, {1, 70000}};
+	check_program("ring_f16", "in x: f16[B, N]\nout c = x\nout y = f16(x / sum(x))\n", 2, 2, &sizes[0][0]);
+	check_program("ring_cols",
+	              "in x: bf16[B, N]\nin w: f32[N]\nin r: bf16[B, N]\nin m: bool[B, N]\n"
+	              "out y = bf16(where(m, x * rsqrt(mean(x * x) + 1e-6) * w + r, 0.0))\n",
+	              2, 2, &sizes[0][0]);
 }
 END_TEST
 
@@ -632,6 +649,7 @@ static Suite *emu_suite(void)
 	tcase_set_timeout(t, 300);
 	tcase_add_test(t, split_long_rows);
 	tcase_add_test(t, stream_groups);
+	tcase_add_test(t, stream_ring);
 	tcase_add_loop_test(t, online_sums, 0, 4);
 	suite_add_tcase(s, t);
 	t = tcase_create("staged_norms"); /* about 70 s a program */
