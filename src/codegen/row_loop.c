@@ -10,9 +10,9 @@
  * back; inputs it does not cache it loads a chunk ahead (the stream entry,
  * without a cache: its ring, row_ring.c, or a group of chunks at a time,
  * group_chunks). The row cache (row_plan.c decides what is in it) is in
- * dynamic shared memory or in the workspace, where and at which offsets as cg_launch says
- * (fz_cws, fz_cstride, fz_so<s>): the same code either way. cg_launch takes
- * this path for rows the register path cannot hold.
+ * dynamic shared memory or in the workspace, where and at which offsets as
+ * cg_launch says (fz_cws, fz_cstride, fz_so<s>): the same code either way.
+ * cg_launch takes this path for rows the register path cannot hold.
  *
  * A row's chunks start at its primary stream's 16-byte boundary before it
  * (fz_s elements: the shifted paths, row_emit.c), so every chunk but the
@@ -262,7 +262,7 @@ static bool loop_pass(RowK *R, int q, const Closure *m, const NodeId *t, int nt,
 	 * chunk ahead would read past the row: it loads whole chunks) */
 	bool pipe = (q == 0 && !al) || R->stream, all = q == 0;
 	bool ring = R->stream && row_ring_here(R);
-	int G = ring ? 1 : group_chunks(R, m, all);
+	int G = ring ? 1 : group_chunks(R, m, all); /* (the ring's loop is one block) */
 	if (ring) {
 		row_ring_open(R, m, start);
 	} else {
