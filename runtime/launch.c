@@ -662,7 +662,8 @@ static void *arg_slot(fz_run *r, RtLaunch *l, const Kernel *kn, const CgArg *a)
 
 /* A grid meant to be one resident wave (grid-stride loops) is cut to the
  * blocks the compiled entry really fits an SM with (its registers are known
- * only now): a second, partial wave would leave most SMs idle at the end.
+ * only now): a second, partial wave would leave most SMs idle at the end;
+ * and to a multiple of its grid_step (codegen's prefetch_grid says why).
  * Once per size plan, so not on the per-call path; where the driver cannot
  * say, the grid stays as codegen sized it. */
 static void fit_resident(fz_run *r, CgLaunch *cl)
@@ -671,8 +672,11 @@ static void fit_resident(fz_run *r, CgLaunch *cl)
 	CUresult res = CU(cuOccupancyMaxActiveBlocksPerMultiprocessor)(&per_sm, r->p->funcs[cl->entry], threads,
 	                                                               (size_t)cl->smem);
 	int64_t fit = (int64_t)per_sm * (r->ctx->cg.sm_count > 0 ? r->ctx->cg.sm_count : 1);
-	if (res == CUDA_SUCCESS && per_sm > 0 && fit < cl->grid[0])
+	if (res == CUDA_SUCCESS && per_sm > 0 && fit < cl->grid[0]) {
+		if (cl->grid_step > 1 && fit >= cl->grid_step)
+			fit -= fit % cl->grid_step;
 		cl->grid[0] = (unsigned)fit;
+	}
 }
 
 /* What the launched entries need before they run: above 48 KiB of dynamic

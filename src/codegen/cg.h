@@ -192,6 +192,9 @@ typedef struct CgLaunch {
 	                               once, each looping over the work: the caller
 	                               may cut it to what the compiled entry's
 	                               registers really let fit */
+	unsigned grid_step;         /* resident: a cut grid stays a multiple of it (where
+	                               it is at least that): the masked register class
+	                               keeping column operands at its rows' alignment */
 	int64_t rows, n;            /* row kernels: rows, and elements a row */
 	int64_t seg;                /* elements of a row one block takes (counted from the row's
 	                               alignment: SPLIT's segments, ROW's row cache) */

@@ -96,6 +96,11 @@ static inline int cg_tile_rpt(int rowlen, int vec)
  * are bound to CG_HOLD_THREADS threads (128 registers), and hold at most
  * CG_HOLD_MAX of them. */
 enum { CG_HOLD_THREADS = 512, CG_HOLD_MAX = 2 };
+/* The masked register class's slots (row_reg.c) hold the column chunks of
+ * one alignment of a row: its resident grids step over a multiple of this
+ * many rows, so that every row a thread takes has the alignment of its
+ * first (V = 8 elements of 2 bytes to a 16-byte chunk). */
+enum { CG_SLOT_GRID = 8 };
 /* The register path's lane class (`_reg<K>l`, row_reg.c): rows not a
  * multiple of V, a group of CG_LANE_THREADS threads a row (CG_LANE_ROWS rows
  * a block), K elements a thread, one at a time. Its entries hold from just
@@ -149,6 +154,10 @@ struct CgKernelInfo {
 	bool reg_hold;                 /* row: the REG path's aligned class has an entry that loads
 	                                  the column operands of its later passes with the row and
 	                                  holds them (row_plan.c), bound to CG_HOLD_THREADS */
+	int col_bytes;                 /* row: the REG path's masked class keeps the column
+	                                  operands its epilogue reads in shared memory, this many
+	                                  bytes a thread after the prefetch buffer, at its rows'
+	                                  alignment (row_reg.c's slots; 0: it loads them) */
 	bool reg_narrow;               /* row: the REG path's aligned class also has entries of 2
 	                                  and 1 chunks a thread, for rows of up to
 	                                  CG_REG_NARROW_CHUNKS (launch.c's reg_k) */

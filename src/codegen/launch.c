@@ -38,7 +38,9 @@
  *     row cache; with prefetch, as many blocks as are resident, each looping
  *     over rows. Rows of a multiple of V take the class `_reg<K>`, others
  *     the masked class `_reg<K>m`, whose chunks start at the row's alignment
- *     (a row then touches up to cdiv(n + V - 1, V) chunks); the aligned
+ *     (a row then touches up to cdiv(n + V - 1, V) chunks), and where it
+ *     keeps column operands in slots its resident grid is a multiple of
+ *     CG_SLOT_GRID (prefetch_grid); the aligned
  *     class of some kernels of halves does not prefetch (reg_pf_bytes);
  *     in lean kernels whose later passes read column operands, the aligned
  *     class holds them from pass 0 (`_reg<K>h`) where a group is at most
@@ -193,12 +195,13 @@ static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev)
 	return z;
 }
 
-/* Bytes of prefetch buffer a thread of the register path's class copies
- * its next row into (row_plan.c's reg_direct: the aligned class of some
- * kernels copies none). */
+/* Bytes of shared memory a thread of the register path's class uses: the
+ * prefetch buffer it copies its next row into (row_plan.c's reg_direct: the
+ * aligned class of some kernels copies none), and the masked class's slots
+ * after it (row_reg.c). */
 static int64_t reg_pf_bytes(const struct CgKernelInfo *ki, bool masked)
 {
-	return ki->reg_direct && !masked ? 0 : ki->pf_bytes;
+	return masked ? ki->pf_bytes + ki->col_bytes : ki->reg_direct ? 0 : ki->pf_bytes;
 }
 
 /* Blocks of `dyn` bytes of dynamic shared memory an SM holds. */
@@ -218,6 +221,7 @@ typedef struct Choice {
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
+	int grid_step;             /* resident: the grid is cut to a multiple of it (prefetch_grid) */
 	CgRule rule;
 } Choice;
 
@@ -266,6 +270,7 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 	out->path = ch->path;
 	out->rule = ch->rule;
 	out->resident = ch->resident;
+	out->grid_step = ch->grid_step > 1 ? (unsigned)ch->grid_step : 1;
 	out->grid[0] = (unsigned)min64(ch->grid, INT_MAX);
 	out->grid[1] = (unsigned)ch->S;
 	out->block[0] = (unsigned)ch->G;
@@ -556,7 +561,9 @@ static int64_t widen(const Sizes *z, int64_t G, int64_t cb)
 
 /* With prefetch, blocks loop over rows, as many as threads and shared
  * memory let an SM hold (the runtime cuts that to what the entry's
- * registers allow: `resident`). */
+ * registers allow: `resident`); where the masked class keeps column
+ * operands in slots, a multiple of CG_SLOT_GRID of them, so that a thread's
+ * rows share their alignment (grid_step). */
 static void prefetch_grid(const Sizes *z, Choice *ch)
 {
 	int64_t buf = reg_pf_bytes(z->ki, ch->masked) * ch->G * ch->R;
@@ -564,6 +571,9 @@ static void prefetch_grid(const Sizes *z, Choice *ch)
 	bps = bps > 32 ? 32 : bps < 1 ? 1 : bps;
 	ch->grid = min64(ch->grid, z->sms * bps);
 	ch->resident = true;
+	ch->grid_step = ch->masked && z->ki->col_bytes > 0 ? CG_SLOT_GRID : 1;
+	if (ch->grid < cdiv(z->rows, ch->R) && ch->grid >= ch->grid_step)
+		ch->grid -= ch->grid % ch->grid_step;
 }
 
 /* Short rows, many: staged through shared memory a block at a time (TILE),

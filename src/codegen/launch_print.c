@@ -198,8 +198,12 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	sb_puts(sb, "\n  rule       ");
 	print_rule(sb, m, p, k, l);
 	sb_printf(sb, "\n  entry      %s\n", e->symbol);
-	sb_printf(sb, "  grid       %u x %u x %u%s%s\n", l->grid[0], l->grid[1], l->grid[2],
-	          l->cooperative ? " (cooperative)" : "", l->resident ? " (resident blocks: cut to what fits)" : "");
+	sb_printf(sb, "  grid       %u x %u x %u%s", l->grid[0], l->grid[1], l->grid[2],
+	          l->cooperative ? " (cooperative)" : "");
+	if (l->resident && l->grid_step > 1)
+		sb_printf(sb, " (resident blocks: cut to what fits, a multiple of %u)\n", l->grid_step);
+	else
+		sb_printf(sb, "%s\n", l->resident ? " (resident blocks: cut to what fits)" : "");
 	sb_printf(sb, "  block      %u x %u x %u\n", l->block[0], l->block[1], l->block[2]);
 	sb_printf(sb, "  smem       %u bytes dynamic, %d static\n", l->smem, m->entries[l->entry].static_smem);
 	sb_printf(sb, "  workspace  %lld bytes", (long long)l->workspace);

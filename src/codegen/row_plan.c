@@ -871,8 +871,9 @@ static void plan_prefetch(RowK *R)
  * where: a thread's chunks of the aligned class are the same in every
  * row), not where they are used: the epilogue otherwise waits for them
  * after the row's reductions, as Triton's persistent reductions do not
- * (they load w and b beside x). At most CG_HOLD_MAX of them, the aligned
- * class only (the masked class's chunks move with each row's alignment). In lean
+ * (they load w and b beside x). At most CG_HOLD_MAX of them; the masked
+ * class, whose chunks move with each row's alignment, keeps them in
+ * shared memory instead (row_reg.c's slots, rows of halves). In lean
  * kernels (rows of f32, few streams, no prefetch) in entries of their own
  * (`_reg<K>h`, CgKernelInfo.reg_hold), bound to CG_HOLD_THREADS threads,
  * not 1024 at 56 registers (ptxas spills 114 bytes at 64), the lean entries
@@ -935,7 +936,7 @@ static void plan_lastload(RowK *R)
 
 bool row_is_held(const RowK *R, NodeId id)
 {
-	if (!R->hold || R->path->path != CG_PATH_REG)
+	if (!(R->hold || R->slots) || R->path->path != CG_PATH_REG)
 		return false;
 	for (int h = 0; h < R->nheld; h++)
 		if (R->held[h] == id)

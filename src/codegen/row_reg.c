@@ -29,6 +29,8 @@
  * and store element by element (fz_stm). Streams whose rows are not aligned
  * with the primary's load whole chunks from the aligned blocks that hold
  * them, or 4-byte elements one by one (fz_ldc), and are not prefetched.
+ * Column operands read after the reductions (a layernorm's w and b) are
+ * kept in slots instead, where the rows are prefetched (emit_slots).
  *
  * And `_reg<K>l` (lane, written with V = 1): rows of 65 to 1024 elements
  * not a multiple of V (and f32 rows that the aligned class would hold with
@@ -110,7 +112,10 @@ static const char *reg_describe(RowK *R)
 	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s%s", R->K, R->vec,
 	                    R->path->shifted ? ", starting at the row's alignment, its first and last masked" : "",
 	                    any_pf(R) ? "; the next row prefetched into shared memory" : "",
-	                    R->hold ? "; the column operands its passes read held in registers" : "");
+	                    R->hold    ? "; the column operands its passes read held in registers"
+	                    : R->slots ? "; the column operands its passes read kept in shared memory at the row's "
+	                                 "alignment"
+	                               : "");
 }
 
 /* The prefetch buffer: leaf pf[i] at pf_off[i] bytes of every thread of the
@@ -196,8 +201,54 @@ static void emit_held_loads(RowK *R, CgW *w)
 
 static bool holds(const RowK *R) { return R->nheld > 0 && row_is_held(R, R->held[0]); }
 
+/* The masked class's slots: a thread's chunks of the held column
+ * operands, as stored, in shared memory after the prefetch buffer (chunk k
+ * of a thread at fz_c<id> + k * fz_pfk * V, as the buffer's), for the
+ * alignment fz_sl of a row (its fz_s). A row of another alignment fills
+ * them again, at its top, before its values are live (emit_slot_fill);
+ * the launch cuts a resident grid to a multiple of CG_SLOT_GRID, so that
+ * every row a thread takes has the alignment of its first, and they are
+ * filled once. The epilogue then reads a chunk with one 16-byte load from
+ * shared memory, where it loaded each element from memory after the row's
+ * reductions: H200, layernorm f16 5590x3001 37.3 -> 29.7 us, bf16 1676x10007
+ * 44.9 -> 30.1 (docs/performance.md, "The masked class of halves"). */
+static void emit_slots(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	int off = c->info->pf_bytes;
+	for (int h = 0; h < R->nheld; h++) {
+		NodeId id = R->held[h];
+		const char *ty = cg_store_type((fz_dtype)c->g->nodes[id].dtype);
+		cw_line(w, "%s *fz_c%d = reinterpret_cast<%s *>(reinterpret_cast<unsigned char *>(fz_smem) + fz_pfk * %d) + "
+		           "fz_tid * %d;", ty, id, ty, off, R->vec);
+		off += R->K * 16;
+	}
+	cw_line(w, "int fz_sl = -1; /* the row alignment (fz_s) the slots hold */");
+}
+
+static void emit_slot_fill(RowK *R, CgW *w)
+{
+	Cg *c = R->c;
+	cw_line(w, "// the column operands' chunks at this row's alignment, unless the slots hold them");
+	cw_open(w, "if (fz_s != fz_sl)");
+	cw_line(w, "fz_sl = fz_s;");
+	open_chunks(R, w, "fz_s");
+	for (int h = 0; h < R->nheld; h++) {
+		NodeId id = R->held[h];
+		cw_line(w, "%s c%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
+		cw_line(w, "%s", row_load(R, c->pin[id], arena_printf(c->a, "c%d", id), "j0", "fz_nr"));
+		cw_line(w, "fz_cst(fz_c%d + k * fz_pfk * %d, c%d);", id, R->vec, id);
+	}
+	cw_close(w);
+	cw_close(w);
+}
+
 static void emit_held(RowK *R, CgW *w)
 {
+	if (R->slots) {
+		emit_slots(R, w);
+		return;
+	}
 	if (!holds(R) || held_per_row(R))
 		return;
 	emit_held_decl(R, w);
@@ -292,6 +343,8 @@ void row_reg_row(RowK *R, CgW *w)
 		cw_close(w);
 	}
 	emit_whole_tests(R, w);
+	if (R->slots)
+		emit_slot_fill(R, w);
 	if (holds(R) && held_per_row(R))
 		emit_held_decl(R, w);
 	for (int i = 0; i < R->ncached; i++) {
@@ -465,7 +518,10 @@ static void emit_chunk_loads(RowK *R, int q, const Closure *m)
 		if (row_is_held(R, id)) { /* unpacked (row_ptr marks the parameter used: fz_vec tests it) */
 			row_ptr(R, c->pin[id]);
 			cw_line(w, "%s l%d[%d];", cg_compute_type((fz_dtype)c->g->nodes[id].dtype), id, R->vec);
-			cw_line(w, "fz_unpack(l%d, fz_h%d[k]);", id, id);
+			if (R->slots)
+				cw_line(w, "fz_cld(l%d, fz_c%d + k * fz_pfk * %d);", id, id, R->vec);
+			else
+				cw_line(w, "fz_unpack(l%d, fz_h%d[k]);", id, id);
 			c->vname[id] = arena_printf(c->a, "l%d[u]", id);
 			continue;
 		}

@@ -117,6 +117,8 @@ struct RowK {
 	int rpt;                /* TILE, rowlen: rows a thread (2 or 4, adjacent, or 2 a block's rows apart:
 	                           row_tile_span, cg_tile_rpt; else 1) */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
+	bool slots;             /* REG, masked: holds them in shared memory instead, at the row's
+	                           alignment (fz_c<id>, row_reg.c) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
 	CgW *w;                 /* its body */
@@ -170,7 +172,8 @@ bool row_is_pf(const RowK *R, NodeId id);
 /* Does the entry being written prefetch leaf id (a REG entry, and in its
  * masked class a stream aligned with the row's chunks)? */
 bool row_pf_here(const RowK *R, NodeId id);
-/* Does the entry being written hold leaf id, a column operand, in registers (fz_h<id>)? */
+/* Does the entry being written hold leaf id, a column operand, in registers
+ * (fz_h<id>) or in its slots (fz_c<id>)? */
 bool row_is_held(const RowK *R, NodeId id);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);

@@ -1236,15 +1236,17 @@ START_TEST(masked_bits)
 	}
 	pipe_free(c);
 	/* a column operand of halves: a load an element in the register rows
-	 * (fz_ldc<true>), whole blocks in the general loops; kept in the caches
-	 * in the general loops only (row_keeps) */
+	 * (fz_ldc<true>, into their slots, once an alignment: masked_slots),
+	 * whole blocks in the general loops; kept in the caches in the general
+	 * loops only (row_keeps) */
 	c = compile_mode("in x: bf16[B, N]\nin w: bf16[N]\nm = mean(x)\nout y = bf16((x - m) * w)\n", true);
 	e = entry_of(c, CG_PATH_REG, true);
 	const CgEntry *row = entry_of(c, CG_PATH_ROW, true), *rowa = entry_of(c, CG_PATH_ROW, false);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_nonnull(row);
 	ck_assert_ptr_nonnull(rowa);
-	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldc<true>(l"));
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldc<true>(c1, in_w, j0, fz_nr);"));
+	ck_assert_ptr_nonnull(strstr(e->text, "fz_cld(l1, fz_c1 + k * fz_pfk * 8);"));
 	ck_assert_ptr_null(strstr(e->text, ", true>("));
 	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l"));
 	/* each pass written twice, for pointers aligned and not, each answer a constant */
@@ -1339,6 +1341,57 @@ START_TEST(stream_ring)
 	ck_assert_uint_eq(l.smem, 128 * CG_STREAM_THREADS);
 	assert_nvrtc_clean(c, 90, "stream ring");
 	pipe_free(c);
+}
+END_TEST
+
+/* The masked register class of halves keeps the column operands its
+ * epilogue reads in slots of shared memory at the row's alignment
+ * (row_reg.c): filled at the top of a row whose alignment they do not
+ * hold, read whole in the epilogue, which loads none of them; the launch
+ * gives it the prefetch buffer and the slots, and a resident grid of a
+ * multiple of 8. The aligned class holds them in registers, as before; a
+ * column operand whose chunk is not 16 bytes (f32 beside rows of halves)
+ * and kernels of f32 rows have no slots. */
+START_TEST(masked_slots)
+{
+	Compilation *c = compile_mode("in x: f16[R, C]\nin w: f16[C]\nin b: f16[C]\nin eps: f32\nmu = mean(x)\n"
+	                              "xc = x - mu\nout y = f16(xc * rsqrt(mean(xc * xc) + eps) * w + b)\n", true);
+	const CgEntry *m = entry_of(c, CG_PATH_REG, true), *a = entry_of(c, CG_PATH_REG, false);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 64);
+	ck_assert_int_eq(c->module.kinfo[0].col_bytes, 2 * 4 * 16);
+	ck_assert(occurs_between(m->text, "int fz_sl = -1;", "// pass 1 of 2", "if (fz_s != fz_sl) {"));
+	ck_assert(occurs_between(m->text, "if (fz_s != fz_sl) {", "// pass 1 of 2", "fz_ldc<true>(c1, in_w, j0, fz_nr);"));
+	ck_assert(occurs_between(m->text, "if (fz_s != fz_sl) {", "// pass 1 of 2", "fz_cst(fz_c1 + k * fz_pfk * 8, c1);"));
+	ck_assert(occurs_between(m->text, "// epilogue", "fz_stm", "fz_cld(l1, fz_c1 + k * fz_pfk * 8);"));
+	ck_assert(occurs_between(m->text, "// epilogue", "fz_stm", "fz_cld(l2, fz_c2 + k * fz_pfk * 8);"));
+	ck_assert_ptr_null(strstr(strstr(m->text, "// epilogue"), "fz_ldc"));
+	ck_assert_ptr_null(strstr(a->text, "fz_sl"));
+	int64_t dims[2] = {4093, 4099};
+	CgLaunch l = launch(c, 0, dims);
+	ck_assert_int_eq(l.entry, (int)(m - c->module.entries));
+	ck_assert_uint_eq(l.block[0], 160);
+	ck_assert_uint_eq(l.smem, 160 * (64 + 128));
+	ck_assert(l.resident);
+	ck_assert_uint_eq(l.grid_step, 8);
+	ck_assert_uint_eq(l.grid[0] % 8, 0);
+	int64_t few[2] = {100, 4099}; /* a row a block: no cut */
+	l = launch(c, 0, few);
+	ck_assert_uint_eq(l.grid[0], 100);
+	assert_nvrtc_clean(c, 90, "masked slots");
+	pipe_free(c);
+	static const char *const none[] = {
+		"in x: bf16[B, N]\nin w: f32[N]\nout y = bf16(x * rsqrt(mean(x * x) + 1e-6) * w)\n",
+		"in x: f32[R, C]\nin w: f32[C]\nin b: f32[C]\nmu = mean(x)\nxc = x - mu\n"
+		"out y = xc * rsqrt(mean(xc * xc) + 1e-5) * w + b\n",
+	};
+	for (int i = 0; i < 2; i++) {
+		c = compile_mode(none[i], true);
+		ck_assert_int_eq(c->module.kinfo[0].col_bytes, 0);
+		ck_assert_ptr_null(strstr(c->module.source, "fz_sl"));
+		pipe_free(c);
+	}
 }
 END_TEST
 
@@ -1985,6 +2038,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, masked_bits);
 	tcase_add_test(t, stream_hints);
 	tcase_add_test(t, stream_ring);
+	tcase_add_test(t, masked_slots);
 	tcase_add_test(t, tile_entries);
 	tcase_add_test(t, register_bounds);
 	tcase_add_test(t, narrow_register_rows);

@@ -1063,6 +1063,32 @@ START_TEST(resident_grid_cut_to_occupancy)
 }
 END_TEST
 
+/* The masked class of a kernel of halves with a column operand keeps its
+ * chunks in shared memory at its rows' alignment (row_reg.c's slots), which
+ * every row a thread takes shares only where the grid steps over a multiple
+ * of 8 rows: cut to the occupancy (the fake's 1024 threads an SM: 3 blocks
+ * of 320, 396 on 132 SMs), the grid is cut on to 392; its shared memory is
+ * the prefetch buffer of x and the slots of w, 64 bytes each a thread. */
+START_TEST(masked_slots_grid_multiple_of_8)
+{
+	fz_program *p = compile("in x: f16[B, N]\nin w: f16[N]\nout y = f16(x * rsqrt(mean(x * x) + 1e-5) * w)\n", 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	int64_t n[2] = {65536, 10007};
+	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F16, 2, n), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_input(r, "w", (void *)(uintptr_t)B, FZ_F16, 1, n + 1), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F16, 2, n), FZ_OK);
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	ck_assert_int_eq(calls[F_cuOccupancyMaxActiveBlocksPerMultiprocessor], 1);
+	ck_assert_int_eq(fake.nran, 1);
+	ck_assert_uint_eq(fake.ran[0].block[0], 320);
+	ck_assert_uint_eq(fake.ran[0].grid[0], 392);
+	ck_assert_uint_eq(fake.ran[0].smem, 320 * (64 + 64));
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
 /* With two GPUs, a pointer of device 1 bound to a run on device 0 is refused
  * at binding, and the run keeps its earlier bindings; with one GPU nothing
  * is asked of the driver (the launch tests above count every call). */
@@ -1310,6 +1336,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, plain_launch_with_context_current);
 	tcase_add_test(tc, resident_grid_cut_to_occupancy);
+	tcase_add_test(tc, masked_slots_grid_multiple_of_8);
 	tcase_add_test(tc, plain_launch_pushes_when_not_current);
 	tcase_add_test(tc, nested_pushes);
 	tcase_add_test(tc, automatic_graph_after_stable_bindings);
