@@ -672,11 +672,8 @@ static void fit_resident(fz_run *r, CgLaunch *cl)
 	CUresult res = CU(cuOccupancyMaxActiveBlocksPerMultiprocessor)(&per_sm, r->p->funcs[cl->entry], threads,
 	                                                               (size_t)cl->smem);
 	int64_t fit = (int64_t)per_sm * (r->ctx->cg.sm_count > 0 ? r->ctx->cg.sm_count : 1);
-	if (res == CUDA_SUCCESS && per_sm > 0 && fit < cl->grid[0]) {
-		if (cl->grid_step > 1 && fit >= cl->grid_step)
-			fit -= fit % cl->grid_step;
-		cl->grid[0] = (unsigned)fit;
-	}
+	if (res == CUDA_SUCCESS && per_sm > 0 && fit < cl->grid[0])
+		cl->grid[0] = (unsigned)cg_resident_cut(cl, fit);
 }
 
 /* What the launched entries need before they run: above 48 KiB of dynamic

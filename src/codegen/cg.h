@@ -207,6 +207,14 @@ typedef struct CgLaunch {
 
 bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out);
 
+/* A resident grid cut to `fit` blocks: to a multiple of its grid_step
+ * where fit is at least that (codegen's estimate and the runtime's cut to
+ * the compiled entry's occupancy both take it). */
+static inline int64_t cg_resident_cut(const CgLaunch *l, int64_t fit)
+{
+	return l->grid_step > 1 && fit >= l->grid_step ? fit - fit % l->grid_step : fit;
+}
+
 /* A launch of a given path and geometry, for tests: everything else (shared
  * memory, workspace, the kernel's values) is completed as cg_launch does.
  * false if kernel k has no such path or the path cannot take these sizes. */

@@ -204,6 +204,13 @@ static int64_t reg_pf_bytes(const struct CgKernelInfo *ki, bool masked)
 	return masked ? ki->pf_bytes + ki->col_bytes : ki->reg_direct ? 0 : ki->pf_bytes;
 }
 
+/* The multiple a resident grid of the class is cut to (CgLaunch.grid_step):
+ * CG_SLOT_GRID where the masked class keeps column operands in slots. */
+static unsigned slot_step(const struct CgKernelInfo *ki, bool masked)
+{
+	return masked && ki->col_bytes > 0 ? CG_SLOT_GRID : 1;
+}
+
 /* Blocks of `dyn` bytes of dynamic shared memory an SM holds. */
 static int64_t blocks_by_smem(const Sizes *z, int64_t dyn) { return z->smem_sm / (dyn + z->per_block); }
 
@@ -221,7 +228,6 @@ typedef struct Choice {
 	CgCache cache;             /* ROW, SPLIT: where the row cache is (when the kernel has one) */
 	int64_t G, R, S, grid;
 	bool resident;
-	int grid_step;             /* resident: the grid is cut to a multiple of it (prefetch_grid) */
 	CgRule rule;
 } Choice;
 
@@ -270,7 +276,7 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 	out->path = ch->path;
 	out->rule = ch->rule;
 	out->resident = ch->resident;
-	out->grid_step = ch->grid_step > 1 ? (unsigned)ch->grid_step : 1;
+	out->grid_step = ch->resident ? slot_step(ki, ch->masked) : 1;
 	out->grid[0] = (unsigned)min64(ch->grid, INT_MAX);
 	out->grid[1] = (unsigned)ch->S;
 	out->block[0] = (unsigned)ch->G;
@@ -563,17 +569,16 @@ static int64_t widen(const Sizes *z, int64_t G, int64_t cb)
  * memory let an SM hold (the runtime cuts that to what the entry's
  * registers allow: `resident`); where the masked class keeps column
  * operands in slots, a multiple of CG_SLOT_GRID of them, so that a thread's
- * rows share their alignment (grid_step). */
+ * rows share their alignment (slot_step). */
 static void prefetch_grid(const Sizes *z, Choice *ch)
 {
 	int64_t buf = reg_pf_bytes(z->ki, ch->masked) * ch->G * ch->R;
 	int64_t bps = min64(z->tps / (ch->G * ch->R), blocks_by_smem(z, buf));
 	bps = bps > 32 ? 32 : bps < 1 ? 1 : bps;
-	ch->grid = min64(ch->grid, z->sms * bps);
+	int64_t fit = z->sms * bps;
 	ch->resident = true;
-	ch->grid_step = ch->masked && z->ki->col_bytes > 0 ? CG_SLOT_GRID : 1;
-	if (ch->grid < cdiv(z->rows, ch->R) && ch->grid >= ch->grid_step)
-		ch->grid -= ch->grid % ch->grid_step;
+	if (fit < ch->grid)
+		ch->grid = cg_resident_cut(&(CgLaunch){.grid_step = slot_step(z->ki, ch->masked)}, fit);
 }
 
 /* Short rows, many: staged through shared memory a block at a time (TILE),

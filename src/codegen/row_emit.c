@@ -709,22 +709,22 @@ static bool emit_lanes(RowK *R, const RowPath *rp)
 	return ok;
 }
 
-/* Does the masked register entry keep its held column operands in slots
- * (row_reg.c)? Where its rows are prefetched (a resident grid, whose blocks
- * loop over rows) and the operands' chunks are 16 bytes, as the slots store
- * them. */
-static bool slots_here(const RowK *R, const RowPath *rp)
+/* Does the masked register entry (R->path) keep its held column operands
+ * in slots (row_reg.c)? Where its rows are prefetched (a resident grid,
+ * whose blocks loop over rows) and the operands' chunks are 16 bytes, as
+ * the slots store them. */
+static bool slots_here(const RowK *R)
 {
 	const Cg *c = R->c;
-	if (rp->path != CG_PATH_REG || !rp->shifted || rp->lane || R->nheld == 0 || c->info->pf_bytes == 0)
+	if (!R->path->shifted || R->nheld == 0 || c->info->pf_bytes == 0)
 		return false;
 	for (int h = 0; h < R->nheld; h++)
 		if (R->vec * (int)fz_dtype_size((fz_dtype)c->g->nodes[R->held[h]].dtype) != 16)
 			return false;
-	bool pf = false; /* (row_pf_here's test for the masked entry, whose R->path is not set yet) */
 	for (int i = 0; i < R->npf; i++)
-		pf |= R->aligned[c->pin[R->pf[i]]];
-	return pf;
+		if (row_pf_here(R, R->pf[i]))
+			return true;
+	return false;
 }
 
 static bool emit_path(RowK *R, const RowPath *rp)
@@ -751,9 +751,10 @@ static bool emit_path(RowK *R, const RowPath *rp)
 		/* rows of halves hold their column operands in the aligned entry,
 		 * and in the masked entry's slots */
 		R->hold = rp->path == CG_PATH_REG && !rp->masked && R->nheld > 0 && !c->info->reg_hold;
-		R->slots = slots_here(R, rp);
+		R->path = rp;
+		R->slots = slots_here(R);
 		if (R->slots)
-			c->info->col_bytes = R->nheld * R->K * 16;
+			c->info->col_bytes = R->nheld * R->K * 16; /* 16-byte chunks (slots_here) */
 		if (!emit_entry(R, rp))
 			return false;
 		R->slots = false;
