@@ -24,6 +24,8 @@ zeroed once, before the kernel's first launch, never again), ["wsz", bytes]
 (one zeroed before every launch, as the runtime zeroes split rows'
 counters), or [type, value] with type i32, i64 or f32 and value a number,
 an input's name (a scalar) or "@rows"/"@n".
+A point's "cubin" (a path) names the module its kernels are in, where it is
+not --cubin's (entries of several programs, whose helpers share names).
 Each point prints torch.compile's, fusec's and each kernel's µs a call
 (three replays of the sweep's CUDA graph over input copies:
 run.graph_over_copies) and its largest difference from the family's
@@ -157,19 +159,24 @@ def timed(torch, fn, inputs, ref, key, label):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cubin", required=True, help="the kernels, compiled for this GPU")
+    ap.add_argument("--cubin", help="the kernels, compiled for this GPU (unless a point names its own)")
     ap.add_argument("spec", help="the points and kernels (JSON)")
     a = ap.parse_args(argv)
-    if not os.path.isfile(a.cubin):
-        fail("%s: no such cubin" % a.cubin)
     spec, points = load_spec(a.spec)
+    cubins = [item.get("cubin", a.cubin) for item in spec["points"]]
+    for c in cubins:
+        if not c or not os.path.isfile(c):
+            fail("%s: no such cubin" % c if c else "a point without a cubin, and no --cubin")
     import torch
     import torch.nn.functional as F_
     import fusec
 
-    mod = Module(torch, os.path.abspath(a.cubin))
+    mods = {}
     fns = sweep.torch_programs(torch, F_)
-    for item, p in zip(spec["points"], points):
+    for item, p, c in zip(spec["points"], points, cubins):
+        if c not in mods:
+            mods[c] = Module(torch, os.path.abspath(c))
+        mod = mods[c]
         inputs, prog, comp = sweep.compiled_point(torch, fusec, fns, p)
         comp(**inputs)  # torch.compile first, on the default stream, as the sweep
         torch.cuda.synchronize()

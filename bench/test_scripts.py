@@ -197,6 +197,8 @@ class Run(unittest.TestCase):
         p = subprocess.run([sys.executable, tool, "--cubin", "/nonexistent.cubin", spec], capture_output=True,
                            text=True)
         self.assertEqual((p.returncode, p.stderr.strip()), (1, "cubin_lab: /nonexistent.cubin: no such cubin"))
+        p = subprocess.run([sys.executable, tool, spec], capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stderr.strip()), (1, "cubin_lab: a point without a cubin, and no --cubin"))
         with tempfile.TemporaryDirectory() as d:
             cubin, bad, unknown = (os.path.join(d, f) for f in ("k.cubin", "bad.json", "unknown.json"))
             nogrid = os.path.join(d, "nogrid.json")
