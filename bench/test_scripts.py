@@ -224,6 +224,25 @@ class Run(unittest.TestCase):
         self.assertEqual((points[0]["key"], points[0]["rows"], points[0]["width"]),
                          ("logsumexp-f32-2097152x7", 2097152, 7))
 
+    def test_ldgsts_scan_flags_unset_descriptors(self):
+        """tools/ldgsts_scan.py: an LDGSTS whose policy register is odd or
+        never written in its function is reported; one after its UMOV is
+        not."""
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+        import ldgsts_scan
+        sass = "\n".join([
+            ".text.k_a:",
+            "        /*0010*/                   UMOV UR10, 0x0 ;",
+            "        /*0020*/                   UMOV UR11, 0x12f00000 ;",
+            "        /*0030*/                   LDGSTS.E.BYPASS.128 [R4], desc[UR10][R16.64] ;",
+            "        /*0040*/                   LDGSTS.E.BYPASS.128 [R2+UR0], desc[UR1][R16.64] ;",
+            ".text.k_b:",
+            "        /*0010*/                   LDGSTS.E.BYPASS.128 [R4], desc[UR10][R16.64] ;",
+            "        /*0020*/                   LDGSTS.E.BYPASS.128 [R4], [R16.64] ;"])
+        got = ldgsts_scan.bad_descriptors(sass)
+        self.assertEqual([(fn, line.split()[-2]) for fn, line in got],
+                         [("k_a", "desc[UR1][R16.64]"), ("k_b", "desc[UR10][R16.64]")])
+
     def test_cubin_lab_opts_in_past_48k_with_static_memory(self):
         """Module.func: a kernel of 512 bytes of static shared memory gets
         48 KiB - 512 of dynamic without opting in; 48 KiB, or more, opts in

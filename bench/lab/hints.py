@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""bench/lab/hints.py: fusec's register entries of aligned rows of halves
+with L2 hints written into their PTX, for bench/cubin_lab.py.
+
+For each of reg_caps.py's points it writes fusec's entry (`fusec --emit=ptx
+--dim ...`) beside three copies: `_cpef`, its cp.async copies with an L2
+evict_first policy (`createpolicy.fractional.L2::evict_first` once at the
+entry's top, `.L2::cache_hint` on every 16-byte copy); `_stcs`, its 16-byte
+stores streaming (`st.global.cs`); `_both`. Each is launched on the grid
+its registers let the GPU hold at once, as the runtime launches it:
+
+  python3 bench/lab/hints.py build/fusec OUTDIR
+  PYTHONPATH=python FUSEC_LIBRARY=build/libfusec.so python3 bench/cubin_lab.py OUTDIR/hints.json
+
+Run on the H200 on 2026-12-01 (docs/performance.md, "An L2 policy on the
+register path's copies": faster, blocked by ptxas).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import reg_caps as rc  # noqa: E402  (the points, their dims, registers and residency)
+
+POLICY = "\t.reg .b64 %pol<1>;\n\tcreatepolicy.fractional.L2::evict_first.b64 %pol0, 1.0;\n"
+
+
+def cpef(body):
+    return re.sub(r"cp\.async\.cg\.shared\.global (\[[^\]]+\]), (\[[^\]]+\]), 16;",
+                  r"cp.async.cg.shared.global.L2::cache_hint \1, \2, 16, %pol0;", body)
+
+
+def stcs(body):
+    return body.replace("st.global.v4.u32", "st.global.cs.v4.u32")
+
+
+VARIANTS = {"_cpef": cpef, "_stcs": stcs, "_both": lambda b: stcs(cpef(b))}
+
+
+def hinted(ptx):
+    """The PTX with a copy of each entry, NAME<variant>, for every variant."""
+    out = ptx
+    for m in re.finditer(r"^\.visible \.entry (\w+)\(.*?^\}\n", ptx, re.S | re.M):
+        for suffix, edit in VARIANTS.items():
+            body = m.group(0).replace(m.group(1), m.group(1) + suffix)
+            body = re.sub(r"(\t\.reg \.b64 \t%rd<\d+>;\n)", lambda d: d.group(1) + POLICY, body, count=1)
+            out += "\n" + edit(body)
+    return out
+
+
+def main(fusec, outdir):
+    os.makedirs(outdir, exist_ok=True)
+    spec = {"points": []}
+    for p in rc.POINTS:
+        base = os.path.join(outdir, p["key"])
+        ptx = subprocess.run([fusec, p["prog"], "--emit=ptx"] + rc.dims(p["prog"], p["key"]), capture_output=True,
+                             text=True, check=True).stdout
+        with open(base + ".ptx", "w") as f:
+            f.write(hinted(ptx))
+        subprocess.run(["ptxas", "-arch=sm_90", "-O3", base + ".ptx", "-o", base + ".cubin"], check=True)
+        regs = {k: int(v) for k, v in rc.registers(base + ".ptx").items()}
+        rows = int(p["key"].split("-")[-1].split("x")[0])
+        kernels = []
+        for suffix in [""] + list(VARIANTS):
+            name = next(e for e in regs if e.endswith("_k0_" + p["entry"] + suffix))
+            grid = min(rc.resident(regs[name], p["block"][0] * p["block"][1], p["smem"]), -(-rows // p["rpb"]))
+            kernels.append({"name": name, "label": "%s%s %d, %d regs" % (p["entry"], suffix, grid, regs[name]),
+                            "grid": [grid, 1, 1], "block": p["block"], "smem": p["smem"], "args": p["args"]})
+        spec["points"].append({"key": p["key"], "cubin": base + ".cubin", "kernels": kernels})
+    with open(os.path.join(outdir, "hints.json"), "w") as f:
+        json.dump(spec, f, indent=1)
+    for p in spec["points"]:
+        print(p["key"], "; ".join(k["label"] for k in p["kernels"]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.split("\n\n")[1])
+    main(*sys.argv[1:])
