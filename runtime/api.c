@@ -1,6 +1,6 @@
 /*
  * api.c: the public API's contexts, programs, introspection and device
- * memory (runs are in launch.c).
+ * memory (runs are in launch.c, bind.c and plans.c).
  *
  * A program is a Compilation (pipeline.h) plus, once it has a context, its
  * loaded module and functions. Compiling needs no GPU: the front end, fusion

@@ -7,7 +7,7 @@
  * stream (the run, the stream, the sizes), and the pointers and scalar
  * values of this call, one 8-byte slot each, which a binding packs in one
  * step. Inputs and outputs are bound by position through the same code as
- * the calls by name (launch.c's rt_bind_*_at), so the checks are the same
+ * the calls by name (bind.c's rt_bind_*_at), so the checks are the same
  * and so is the fast path: a binding with the shape it had last time is a
  * store, and a launch at unchanged sizes goes straight to the driver.
  *

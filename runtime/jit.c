@@ -3,7 +3,7 @@
  *
  * A kernel has an entry per path (codegen/cg.h), and a program's sizes
  * usually take one path of each kernel, so nothing is compiled before a
- * launch says which: when a size plan (launch.c) needs entries not loaded
+ * launch says which: when a size plan (plans.c) needs entries not loaded
  * yet, a module is made of just those (cg_module_source) and loaded. The
  * first launch of a new path costs one compile; later launches of any size
  * that takes a loaded path cost none (sizes are kernel arguments). The cache

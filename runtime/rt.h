@@ -8,7 +8,9 @@
  *   jit.c     a launch's entries: NVRTC -> cubin -> module, through the
  *             in-memory and disk caches, on their first use
  *   api.c     contexts, programs, introspection, device memory
- *   launch.c  runs: bindings, per-size launch plans, launches, CUDA graphs
+ *   launch.c  runs: creation, launches, CUDA graphs, results (run.h)
+ *   bind.c    a run's bindings, checked against the declarations
+ *   plans.c   a run's per-size launch plans
  *   call.c    a run bound and launched by position in one call (bindings)
  *   program.c the explain text, shapes, and runs on the CPU reference
  *   interpret.c the GPU interpreter, runs without a compile
@@ -115,7 +117,7 @@ void rt_jit_unload_all(fz_context *ctx);
 const fz_program *rt_run_program(fz_run *r, char **err);
 
 /* fz_run_bind_input, _scalar and _output for input or output i (in range),
- * found by position rather than by name (launch.c; call.c's positional
+ * found by position rather than by name (bind.c; call.c's positional
  * launch). */
 fz_status rt_bind_input_at(fz_run *r, int i, const void *device_ptr, fz_dtype dtype, int rank, const int64_t *shape);
 fz_status rt_bind_scalar_at(fz_run *r, int i, double value);
