@@ -105,18 +105,29 @@ static inline fz_status cu_fail(fz_run *r, CUresult res, const char *what) { ret
 /* bind.c */
 /* Output i goes to ptr; a node a kernel writes as output i is read from there. */
 void rt_set_out_ptr(fz_run *r, int i, CUdeviceptr ptr);
+/* The index of the dim called name, or -1. */
 int rt_find_dim(const Graph *g, const char *name);
+/* FZ_ERR_BINDING: the program has no `what` named name. */
 fz_status rt_no_such(fz_run *r, const char *what, const char *name);
+/* Node n's type as the program declares it, for messages. */
 const char *rt_decl_text(fz_run *r, const Node *n, char *buf, size_t cap);
 bool rt_same_shape(int rank, const int64_t *a, const int64_t *b);
+/* Make sure *buf holds `bytes` (waiting for the stream before freeing). */
 fz_status rt_ensure_buffer(fz_run *r, CUdeviceptr *buf, size_t *cap, size_t bytes, const char *what);
+/* A double as a value of dtype t, in storage format; false if an integer
+ * dtype cannot hold it exactly. */
 bool rt_scalar_bytes(fz_dtype t, double v, unsigned char out[8]);
 
 /* plans.c */
 void rt_plan_free(RtSizePlan *sp);
+/* Every input bound; the dims bound from their shapes. */
 fz_status rt_resolve_dims(fz_run *r, int64_t *dims);
+/* max/min of an empty row: an error before anything runs. */
 fz_status rt_check_reductions(fz_run *r, const int64_t *dims);
+/* Output i's shape and bytes at these sizes, checked against the caller's
+ * buffer, or run-owned memory for it. */
 fz_status rt_prepare_output(fz_run *r, int i, const int64_t *dims);
+/* Bindings changed: find (or make) the plan for the new sizes. */
 fz_status rt_prepare(fz_run *r);
 
 #endif
