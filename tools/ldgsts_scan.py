@@ -67,10 +67,9 @@ def bad_descriptors(sass):
             d = re.search(r"desc\[UR(\d+)\]", args)
             if d and (int(d.group(1)) % 2 or int(d.group(1)) not in written):
                 bad.append((fn, line.strip()))
-        dest = re.match(r"UR(\d+)\b", args)
-        if op.startswith("U") or op in ("S2UR", "R2UR", "ULDC"):
-            if dest:
-                written.add(int(dest.group(1)))
+        dest = re.match(r"UR(\d+)\b", args)  # uniform ops and S2UR/R2UR write their first operand
+        if dest and (op.startswith("U") or op in ("S2UR", "R2UR")):
+            written.add(int(dest.group(1)))
     return bad
 
 

@@ -16,10 +16,8 @@ Run on the H200 on 2026-12-01 (docs/performance.md, "An L2 policy on the
 register path's copies": faster, blocked by ptxas).
 """
 
-import json
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,28 +52,7 @@ def hinted(ptx):
 
 
 def main(fusec, outdir):
-    os.makedirs(outdir, exist_ok=True)
-    spec = {"points": []}
-    for p in rc.POINTS:
-        base = os.path.join(outdir, p["key"])
-        ptx = subprocess.run([fusec, p["prog"], "--emit=ptx"] + rc.dims(p["prog"], p["key"]), capture_output=True,
-                             text=True, check=True).stdout
-        with open(base + ".ptx", "w") as f:
-            f.write(hinted(ptx))
-        subprocess.run(["ptxas", "-arch=sm_90", "-O3", base + ".ptx", "-o", base + ".cubin"], check=True)
-        regs = {k: int(v) for k, v in rc.registers(base + ".ptx").items()}
-        rows = int(p["key"].split("-")[-1].split("x")[0])
-        kernels = []
-        for suffix in [""] + list(VARIANTS):
-            name = next(e for e in regs if e.endswith("_k0_" + p["entry"] + suffix))
-            grid = min(rc.resident(regs[name], p["block"][0] * p["block"][1], p["smem"]), -(-rows // p["rpb"]))
-            kernels.append({"name": name, "label": "%s%s %d, %d regs" % (p["entry"], suffix, grid, regs[name]),
-                            "grid": [grid, 1, 1], "block": p["block"], "smem": p["smem"], "args": p["args"]})
-        spec["points"].append({"key": p["key"], "cubin": base + ".cubin", "kernels": kernels})
-    with open(os.path.join(outdir, "hints.json"), "w") as f:
-        json.dump(spec, f, indent=1)
-    for p in spec["points"]:
-        print(p["key"], "; ".join(k["label"] for k in p["kernels"]))
+    rc.write_lab(fusec, outdir, "hints.json", hinted, lambda p: list(VARIANTS), False)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,11 @@ def resident(regs, threads, smem):
     return SMS * per_sm
 
 
-def main(fusec, outdir):
+def write_lab(fusec, outdir, spec_name, variants, suffixes, whole_grid):
+    """For each point: fusec's PTX with variants(ptx)'s copies of its entries
+    (NAME<suffix>), compiled; a spec launching the entry and its copies of
+    suffixes(point) on the grid their registers let the GPU hold (and, with
+    whole_grid, on a block a row group too) written to OUTDIR/spec_name."""
     os.makedirs(outdir, exist_ok=True)
     spec = {"points": []}
     for p in POINTS:
@@ -84,26 +88,30 @@ def main(fusec, outdir):
         ptx = subprocess.run([fusec, p["prog"], "--emit=ptx"] + dims(p["prog"], p["key"]), capture_output=True,
                              text=True, check=True).stdout
         with open(base + ".ptx", "w") as f:
-            f.write(capped(ptx))
+            f.write(variants(ptx))
         subprocess.run(["ptxas", "-arch=sm_90", "-O3", base + ".ptx", "-o", base + ".cubin"], check=True)
         regs = {k: int(v) for k, v in registers(base + ".ptx").items()}
-        rows, n = map(int, p["key"].split("-")[-1].split("x"))
+        rows = int(p["key"].split("-")[-1].split("x")[0])
         whole = -(-rows // p["rpb"])
         kernels = []
-        for suffix in [""] + ["_r%d" % c for c in p["caps"]]:
+        for suffix in [""] + suffixes(p):
             name = next(e for e in regs if e.endswith("_k0_" + p["entry"] + suffix))
             res = min(resident(regs[name], p["block"][0] * p["block"][1], p["smem"]), whole)
             for grid, tag in ((res, "resident"), (whole, "whole")):
-                if tag == "whole" and grid == res:
+                if tag == "whole" and (grid == res or not whole_grid):
                     continue
                 kernels.append({"name": name, "label": "%s%s %s %d, %d regs" % (p["entry"], suffix, tag, grid,
                                                                                regs[name]),
                                 "grid": [grid, 1, 1], "block": p["block"], "smem": p["smem"], "args": p["args"]})
         spec["points"].append({"key": p["key"], "cubin": base + ".cubin", "kernels": kernels})
-    with open(os.path.join(outdir, "regs.json"), "w") as f:
+    with open(os.path.join(outdir, spec_name), "w") as f:
         json.dump(spec, f, indent=1)
     for p in spec["points"]:
         print(p["key"], "; ".join(k["label"] for k in p["kernels"]))
+
+
+def main(fusec, outdir):
+    write_lab(fusec, outdir, "regs.json", capped, lambda p: ["_r%d" % c for c in p["caps"]], True)
 
 
 if __name__ == "__main__":
