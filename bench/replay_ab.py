@@ -79,8 +79,9 @@ def child(seconds, checking):
         torch.cuda.empty_cache()
 
 
-def start(lib, seconds, checking):
+def start(lib, seconds, checking, extra=()):
     env = dict(os.environ, FUSEC_LIBRARY=os.path.abspath(lib))
+    env.update(extra)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--seconds", str(seconds)]
     return subprocess.Popen(cmd + ([] if checking else ["--no-check"]), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=env)
@@ -100,6 +101,9 @@ def ask(proc, name, key):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lib", action="append", default=[], help="LABEL=PATH of a libfusec.so, once per build")
+    ap.add_argument("--env", action="append", default=[],
+                    help="LABEL:VAR=VALUE, set in that library's process only (a runtime knob "
+                         "A/B'd on one library: --lib a=L --lib b=L --env b:VAR=1)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=0.3, help="of replays a point, a library and a round")
     ap.add_argument("--no-check", action="store_true", help="time only: no check of the outputs")
@@ -113,7 +117,14 @@ def main(argv):
     bad = [lib for lib in a.lib if "=" not in lib] + [p for _, p in libs if not os.path.isfile(p)]
     if not libs or bad:
         sys.exit("replay_ab: --lib LABEL=PATH of an existing library, at least once (not: %s)" % " ".join(bad))
-    procs = [(name, start(path, a.seconds, not a.no_check)) for name, path in libs]
+    envs = {}
+    for e in a.env:
+        label, _, kv = e.partition(":")
+        var, eq, val = kv.partition("=")
+        if label not in dict(libs) or not var or not eq:
+            sys.exit("replay_ab: --env LABEL:VAR=VALUE with the LABEL of a --lib (not: %s)" % e)
+        envs.setdefault(label, {})[var] = val
+    procs = [(name, start(path, a.seconds, not a.no_check, envs.get(name, {}))) for name, path in libs]
     print("%-32s %s" % ("point (µs a call, each round)", "  ".join("%-20s" % n for n, _ in procs)), flush=True)
     failed = 0
     try:

@@ -344,6 +344,8 @@ import sweep
 def compile_file(path):
     lib = os.path.basename(os.environ['FUSEC_LIBRARY'])
     sys.stderr.write('loaded %s for %s\\n' % (lib, os.path.basename(path)))
+    if 'FAKE_KNOB' in os.environ:
+        sys.stderr.write('knob %s for %s\\n' % (os.environ['FAKE_KNOB'], os.path.basename(path)))
     import torch
     import torch.nn.functional as F_
     fam = [f for f in sweep.FAMILIES if os.path.basename(f['program']) == os.path.basename(path)][0]
@@ -388,6 +390,19 @@ def compile_file(path):
             loaded = sorted(l for l in p.stderr.splitlines() if l.startswith("loaded "))
             self.assertEqual(loaded, ["loaded a.so for dyt_bf16.fz"] * 3 + ["loaded a.so for softmax.fz"] * 3 +
                              ["loaded b.so for dyt_bf16.fz"] * 3 + ["loaded b.so for softmax.fz"] * 3)
+            # one library twice, a knob set in one process only (--env)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "off=" + libs[0],
+                                "--lib", "on=" + libs[0], "--env", "on:FAKE_KNOB=1", "--rounds", "2",
+                                "--seconds", "0", "softmax-f32-8388608x1"], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(sorted(l for l in p.stderr.splitlines() if l.startswith(("loaded ", "knob "))),
+                             ["knob 1 for softmax.fz"] * 2 + ["loaded a.so for softmax.fz"] * 4)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "off=" + libs[0],
+                                "--env", "on:FAKE_KNOB=1", "softmax-f32-8388608x1"], capture_output=True, text=True,
+                               env=env)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr.strip(), "replay_ab: --env LABEL:VAR=VALUE with the LABEL of a --lib "
+                             "(not: on:FAKE_KNOB=1)")
             # a library whose outputs are 1% off: its check fails, named, and the exit status says so
             p = subprocess.run([sys.executable, os.path.join(HERE, "replay_ab.py"), "--lib", "main=" + libs[0],
                                 "--lib", "new=" + libs[1], "--rounds", "1", "--seconds", "0",

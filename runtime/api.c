@@ -142,6 +142,10 @@ static fz_status query_device(fz_context *ctx)
 		if (r != CUDA_SUCCESS)
 			return init_failure(r, "cuDeviceGetAttribute");
 	}
+	int win = 0; /* not every driver (or fake) knows it: none then */
+	if (CU(cuDeviceGetAttribute)(&win, CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, ctx->dev) == CUDA_SUCCESS &&
+	    win > 0)
+		ctx->l2_window_max = (size_t)win;
 	fz_device_info *in = &ctx->info;
 	in->ordinal = ctx->ordinal;
 	in->cc_major = ctx->cg.cc_major;

@@ -14,9 +14,9 @@
  *
  * The hot path, a launch at known sizes, does no allocation and no search:
  * one cuCtxGetCurrent (rt_push), then one cuGraphLaunch or one cuLaunchKernel
- * per kernel (and a memset of the part of a workspace that must start zeroed,
- * split rows' counters, and a copy per output no kernel writes, both known
- * per size).
+ * (cuLaunchKernelEx where it has attributes) per kernel (and a memset of the
+ * part of a workspace that must start zeroed, split rows' counters, and a
+ * copy per output no kernel writes, both known per size).
  *
  * Outputs no kernel writes (an input marked as an output, a constant, a
  * second name for a value) are filled by copies after the kernels.
@@ -174,6 +174,62 @@ fz_status fz_run_set_graph(fz_run *r, int enable)
 	return FZ_OK;
 }
 
+/* ---- the L2 policy of row kernels ---------------------------------------------------------- */
+
+/* Where codegen says so (CgLaunch.l2_stream: row kernels that read their
+ * inputs once), a launch carries an L2 access policy window over its
+ * inputs, their lines marked streaming (evicted first). A launch attribute,
+ * so it costs no PTX (the same policy on the register path's cp.async
+ * copies, `.L2::cache_hint`, meets a ptxas 13.0 bug: docs/performance.md),
+ * and stream capture keeps it in the graph's node. FUSEC_L2_WINDOW=0 turns
+ * it off (for timing with and without). */
+static bool l2_on = true;
+static pthread_once_t l2_once = PTHREAD_ONCE_INIT;
+
+static void read_l2_window(void)
+{
+	const char *e = getenv("FUSEC_L2_WINDOW");
+	l2_on = !(e && strcmp(e, "0") == 0);
+}
+
+/* The window of launch l: the span of its tensor inputs where the device
+ * allows a window that long, else its largest input (its first bytes where
+ * even that is too long). False for no window. */
+static bool l2_window(fz_run *r, const RtSizePlan *sp, const RtLaunch *l, CUaccessPolicyWindow *w)
+{
+	const Kernel *kn = &r->plan->kernels[l->kernel];
+	size_t cap = r->ctx->l2_window_max;
+	if (!l->l2_stream || cap == 0)
+		return false;
+	pthread_once(&l2_once, read_l2_window);
+	if (!l2_on)
+		return false;
+	CUdeviceptr big = 0, lo = ~(CUdeviceptr)0, hi = 0;
+	size_t big_bytes = 0;
+	for (int j = 0; j < kn->nparams; j++) {
+		const KParam *kp = &kn->params[j];
+		CUdeviceptr p = kp->kind == PARAM_IN ? r->slot[kp->node] : 0;
+		size_t bytes = 0;
+		if (!p || r->g->nodes[kp->node].rank == 0 || rt_node_bytes(r, kp->node, sp->dims, &bytes) != FZ_OK)
+			continue;
+		if (bytes > big_bytes)
+			big = p, big_bytes = bytes;
+		lo = p < lo ? p : lo;
+		hi = p + bytes > hi ? p + bytes : hi;
+	}
+	if (big_bytes == 0)
+		return false;
+	if (hi - lo > cap)
+		lo = big, hi = big + (big_bytes < cap ? big_bytes : cap);
+	memset(w, 0, sizeof *w);
+	w->base_ptr = (void *)(uintptr_t)lo;
+	w->num_bytes = (size_t)(hi - lo);
+	w->hitRatio = 1.0f;
+	w->hitProp = CU_ACCESS_PROPERTY_STREAMING;
+	w->missProp = CU_ACCESS_PROPERTY_STREAMING;
+	return true;
+}
+
 /* ---- launching -------------------------------------------------------------------------- */
 
 /* Outputs no kernel writes: copied from where their value is. */
@@ -201,16 +257,25 @@ static fz_status copy_outputs(fz_run *r, CUstream st)
 	return FZ_OK;
 }
 
-/* A cooperative launch (cuLaunchKernelEx, which stream capture records as a
- * cooperative graph node). */
-static CUresult launch_cooperative(const RtLaunch *l, CUstream st)
+/* One kernel: through cuLaunchKernelEx where it has attributes (cooperative
+ * for split rows, an L2 window), which stream capture keeps in the graph's
+ * node; else through cuLaunchKernel. */
+static CUresult launch_one(fz_run *r, const RtSizePlan *sp, const RtLaunch *l, CUstream st)
 {
-	CUlaunchAttribute attr;
-	memset(&attr, 0, sizeof attr);
-	attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-	attr.value.cooperative = 1;
+	CUlaunchAttribute attr[2];
+	unsigned n = 0;
+	memset(attr, 0, sizeof attr);
+	if (l->cooperative) {
+		attr[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		attr[n++].value.cooperative = 1;
+	}
+	if (l2_window(r, sp, l, &attr[n].value.accessPolicyWindow))
+		attr[n++].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+	if (n == 0)
+		return CU(cuLaunchKernel)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+		                          l->smem, st, l->params, NULL);
 	CUlaunchConfig cfg = {l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
-	                      l->smem, st, &attr, 1};
+	                      l->smem, st, attr, n};
 	return CU(cuLaunchKernelEx)(&cfg, l->f, l->params, NULL);
 }
 
@@ -221,11 +286,8 @@ static fz_status enqueue(fz_run *r, const RtSizePlan *sp, CUstream st)
 		CUresult res = CUDA_SUCCESS;
 		if (l->ws_zero) /* codegen's contract: the counters start at zero */
 			res = CU(cuMemsetD8Async)(l->ws, 0, l->ws_zero, st);
-		if (res == CUDA_SUCCESS && l->cooperative)
-			res = launch_cooperative(l, st);
-		else if (res == CUDA_SUCCESS)
-			res = CU(cuLaunchKernel)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
-			                         l->block[2], l->smem, st, l->params, NULL);
+		if (res == CUDA_SUCCESS)
+			res = launch_one(r, sp, l, st);
 		if (res != CUDA_SUCCESS)
 			return cu_fail(r, res, "launching a kernel (cuLaunchKernel)");
 	}

@@ -81,7 +81,7 @@ fz_status rt_check_reductions(fz_run *r, const int64_t *dims)
 	return s == FZ_OK ? s : rt_fail(r->err, s, "%s", msg);
 }
 
-static fz_status node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes)
+fz_status rt_node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes)
 {
 	const Node *n = &r->g->nodes[id];
 	int64_t numel;
@@ -181,7 +181,7 @@ static fz_status alloc_scratch(fz_run *r, RtSizePlan *sp)
 		return rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
 	fz_status s = FZ_OK;
 	for (int t = 0; t < r->plan->ntemps && s == FZ_OK; t++) {
-		s = node_bytes(r, r->plan->temps[t], sp->dims, &bytes);
+		s = rt_node_bytes(r, r->plan->temps[t], sp->dims, &bytes);
 		off[t] = total;
 		total += align_up(bytes);
 	}
@@ -213,10 +213,12 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		const Kernel *kn = &r->plan->kernels[k];
 		RtLaunch *l = &sp->launches[sp->nlaunches++];
 		l->f = r->p->funcs[cl[k].entry];
+		l->kernel = k;
 		memcpy(l->grid, cl[k].grid, sizeof l->grid);
 		memcpy(l->block, cl[k].block, sizeof l->block);
 		l->smem = cl[k].smem;
 		l->cooperative = cl[k].cooperative;
+		l->l2_stream = cl[k].l2_stream;
 		l->ws_bytes = cl[k].workspace > 0 ? (size_t)cl[k].workspace : 0;
 		l->ws_zero = cl[k].workspace_zero > 0 ? (size_t)cl[k].workspace_zero : 0;
 		if (l->ws_zero > l->ws_bytes)
@@ -334,7 +336,7 @@ fz_status rt_prepare_output(fz_run *r, int i, const int64_t *dims)
 	const Node *n = &r->g->nodes[io->node];
 	RtOutput *o = &r->out[i];
 	size_t bytes = 0;
-	fz_status s = node_bytes(r, io->node, dims, &bytes);
+	fz_status s = rt_node_bytes(r, io->node, dims, &bytes);
 	if (s != FZ_OK)
 		return s;
 	for (int k = 0; k < n->rank; k++)

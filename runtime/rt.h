@@ -50,6 +50,7 @@ struct fz_context {
 	CUdevice dev;
 	CUcontext cu;          /* the device's primary context (retained) */
 	CgDevice cg;           /* what codegen's launch rules need */
+	size_t l2_window_max;  /* the largest L2 access policy window (0: none) */
 	fz_device_info info;
 	RtCache disk;
 	pthread_mutex_t lock;  /* modules, warnings, stats, err */

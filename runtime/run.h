@@ -47,8 +47,10 @@ typedef struct RtOutput {
 
 typedef struct RtLaunch {
 	CUfunction f;
+	int kernel;               /* index in Plan.kernels */
 	unsigned grid[3], block[3], smem;
 	bool cooperative;         /* its blocks must be co-resident (split rows) */
+	bool l2_stream;           /* an L2 window over its inputs (CgLaunch.l2_stream) */
 	void **params;
 	CUdeviceptr ws;           /* workspace */
 	size_t ws_bytes;
@@ -116,6 +118,8 @@ bool rt_same_shape(int rank, const int64_t *a, const int64_t *b);
 fz_status rt_ensure_buffer(fz_run *r, CUdeviceptr *buf, size_t *cap, size_t bytes, const char *what);
 /* A double as a value of dtype t, in storage format; false if an integer
  * dtype cannot hold it exactly. */
+/* plans.c: the bytes of node id's value at sizes dims. */
+fz_status rt_node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes);
 bool rt_scalar_bytes(fz_dtype t, double v, unsigned char out[8]);
 
 /* plans.c */

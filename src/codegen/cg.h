@@ -192,6 +192,9 @@ typedef struct CgLaunch {
 	                               once, each looping over the work: the caller
 	                               may cut it to what the compiled entry's
 	                               registers really let fit */
+	bool l2_stream;             /* launch with an L2 access policy window marking the
+	                               inputs' lines streaming (evicted first): row
+	                               kernels that read their inputs once */
 	unsigned grid_step;         /* resident: a cut grid stays a multiple of it (where
 	                               it is at least that): the masked register class
 	                               keeping column operands at its rows' alignment */

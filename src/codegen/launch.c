@@ -266,6 +266,18 @@ static void row_workspace(const struct CgKernelInfo *ki, const Choice *ch, CgLau
 	out->workspace = words * 8 + (out->cache == CG_CACHE_GLOBAL ? gx * ch->S * ch->R * out->cstride : 0);
 }
 
+/* Whether the launch marks its inputs streaming in the L2 (runtime/launch.c
+ * sets the window): a row kernel's inputs, read once, then give way before
+ * what it writes, which the next kernel reads. Measured on an H200, each
+ * sweep point with and without (docs/performance.md, "An L2 window on row
+ * kernels"): row kernels up to 9% faster, except the split rows without a
+ * row cache, whose every pass reads the inputs again from the L2 (up to 6%
+ * slower); pointwise kernels not faster. */
+static bool l2_stream(const struct CgKernelInfo *ki, const Choice *ch)
+{
+	return ki->kind == KERNEL_ROW && !(ch->stream && ki->nslots > 0);
+}
+
 /* Everything a launch is, from the choice of path and geometry. false if
  * the kernel has no such path or the path cannot run it so. */
 static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch, CgLaunch *out)
@@ -277,6 +289,7 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 	out->rule = ch->rule;
 	out->resident = ch->resident;
 	out->grid_step = ch->resident ? slot_step(ki, ch->masked) : 1;
+	out->l2_stream = l2_stream(ki, ch);
 	out->grid[0] = (unsigned)min64(ch->grid, INT_MAX);
 	out->grid[1] = (unsigned)ch->S;
 	out->block[0] = (unsigned)ch->G;

@@ -210,6 +210,10 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 	if (l->workspace_zero > 0)
 		sb_printf(sb, ", the first %lld zeroed", (long long)l->workspace_zero);
 	sb_puts(sb, "\n");
+	if (l->l2_stream)
+		sb_puts(sb, "  l2         the inputs streaming (an access policy window): read once, evicted first\n");
+	else if (kn->kind == KERNEL_ROW)
+		sb_puts(sb, "  l2         normal: every pass reads the inputs again\n");
 	print_values(sb, m, k, l);
 }
 

@@ -20,6 +20,9 @@
 #include "runtime/rt.h"
 #include "testutil.h"
 
+/* The longest L2 access policy window the fake device allows. */
+#define FAKE_WINDOW_MAX (64 << 20)
+
 /* The graph threshold these tests run with (FUSEC_GRAPH_AFTER, set in main). */
 #define GRAPH_AFTER 8
 
@@ -47,6 +50,9 @@ typedef struct FakeOp {
 	const FakeFunc *f;
 	unsigned grid[3], block[3], smem;
 	bool coop;
+	bool win;                /* an L2 access policy window, streaming */
+	CUdeviceptr win_base;
+	size_t win_bytes;
 	uint64_t args[MAX_ARGS]; /* the value behind each kernel parameter pointer */
 	CUdeviceptr dst, src;
 	size_t bytes;
@@ -130,6 +136,7 @@ static CUresult CUDAAPI f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUd
 	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
 	case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *v = 1024; break;
 	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: *v = FAKE_WINDOW_MAX; break;
 	default: *v = 0; break;
 	}
 	return CUDA_SUCCESS;
@@ -338,6 +345,19 @@ static CUresult CUDAAPI f_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f
 	FakeOp op = kernel_op(f, (unsigned[3]){c->gridDimX, c->gridDimY, c->gridDimZ},
 	                      (unsigned[3]){c->blockDimX, c->blockDimY, c->blockDimZ}, c->sharedMemBytes, c->hStream,
 	                      params, coop);
+	for (unsigned i = 0; i < c->numAttrs; i++) {
+		const CUaccessPolicyWindow *w = &c->attrs[i].value.accessPolicyWindow;
+		if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW)
+			continue;
+		ck_assert(!op.win); /* one window a launch */
+		ck_assert_msg(w->num_bytes > 0 && w->num_bytes <= FAKE_WINDOW_MAX, "window of %zu bytes", w->num_bytes);
+		ck_assert(w->hitRatio == 1.0f && w->hitProp == CU_ACCESS_PROPERTY_STREAMING &&
+		          w->missProp == CU_ACCESS_PROPERTY_STREAMING);
+		op.win = true;
+		op.win_base = (CUdeviceptr)(uintptr_t)w->base_ptr;
+		op.win_bytes = w->num_bytes;
+	}
+	ck_assert_msg(c->numAttrs > 0, "cuLaunchKernelEx with no attribute: cuLaunchKernel would do");
 	return record(&op);
 }
 
@@ -1063,6 +1083,70 @@ START_TEST(resident_grid_cut_to_occupancy)
 }
 END_TEST
 
+/* A row kernel's launch carries an L2 window over its inputs (their span,
+ * else the largest, cut to what the device allows), streaming, which a
+ * captured graph keeps; a pointwise kernel's has none, nor has a split row
+ * whose every pass reads its inputs again. */
+static const FakeOp *launch_rms(fz_run *r, int64_t rows, int64_t cols, CUdeviceptr w)
+{
+	int64_t n[2] = {rows, cols};
+	ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)X, FZ_F32, 2, n), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_input(r, "w", (void *)(uintptr_t)w, FZ_F32, 1, n + 1), FZ_OK);
+	ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)Z, FZ_F32, 2, n), FZ_OK);
+	clear_counts();
+	ck_assert_msg(fz_run_launch(r) == FZ_OK, "%s", fz_run_error(r));
+	ck_assert_int_eq(fake.ran[fake.nran - 1].kind, FK_KERNEL);
+	return &fake.ran[fake.nran - 1];
+}
+
+START_TEST(row_kernels_stream_their_inputs)
+{
+	fz_program *p = compile("in x: f32[R, C]\nin w: f32[C]\nout y = x * rsqrt(mean(x * x) + 1e-5) * w\n", 1);
+	ck_assert_int_eq(p->c->plan.nkernels, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	const FakeOp *op = launch_rms(r, 64, 1000, B); /* x at X, w above it: their span */
+	ck_assert(op->win);
+	ck_assert_uint_eq(op->win_base, X);
+	ck_assert_uint_eq(op->win_bytes, B + 4000 - X);
+	ck_assert_int_eq(calls[F_cuLaunchKernelEx], 1);
+	ck_assert_int_eq(calls[F_cuLaunchKernel], 0);
+	const CUdeviceptr far = X + ((CUdeviceptr)1 << 32); /* a span longer than allowed: x alone */
+	op = launch_rms(r, 64, 1000, far);
+	ck_assert(op->win);
+	ck_assert_uint_eq(op->win_base, X);
+	ck_assert_uint_eq(op->win_bytes, 64 * 1000 * 4);
+	op = launch_rms(r, 32768, 1024, B); /* x alone longer than allowed: its first bytes */
+	ck_assert(op->win);
+	ck_assert_uint_eq(op->win_base, X);
+	ck_assert_uint_eq(op->win_bytes, FAKE_WINDOW_MAX);
+	op = launch_rms(r, 2, 1 << 22, B); /* split, no row cache: the passes read x again */
+	ck_assert(!op->win);
+	ck_assert(op->coop);
+	ck_assert_int_eq(fz_run_set_graph(r, 1), FZ_OK); /* replays keep it */
+	op = launch_rms(r, 64, 1000, B);
+	ck_assert(op->replayed);
+	ck_assert(op->win);
+	ck_assert_uint_eq(op->win_base, X);
+	ck_assert_uint_eq(op->win_bytes, B + 4000 - X);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+
+	p = compile(asbr_src, 1); /* pointwise */
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	ck_assert_int_eq(fz_run_set_graph(r, 0), FZ_OK);
+	bind_asbr(r, X, Z, 0.5);
+	clear_counts();
+	ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+	ck_assert_int_eq(calls[F_cuLaunchKernel], 1);
+	ck_assert_int_eq(calls[F_cuLaunchKernelEx], 0);
+	ck_assert(!fake.ran[0].win);
+	fz_run_destroy(r);
+	fz_program_destroy(p);
+}
+END_TEST
+
 /* The masked class of a kernel of halves with a column operand keeps its
  * chunks in shared memory at its rows' alignment (row_reg.c's slots), which
  * every row a thread takes shares only where the grid steps over a multiple
@@ -1348,6 +1432,7 @@ int main(void)
 	tcase_add_test(tc, per_op_and_sizes);
 	tcase_add_test(tc, outputs_every_launch);
 	tcase_add_test(tc, shared_memory_opt_in);
+	tcase_add_test(tc, row_kernels_stream_their_inputs);
 	tcase_add_test(tc, pointers_of_another_device);
 	tcase_add_test(tc, prepare_ahead_of_launch);
 	tcase_add_test(tc, interpreted_launch);
