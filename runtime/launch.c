@@ -289,7 +289,7 @@ static fz_status enqueue(fz_run *r, const RtSizePlan *sp, CUstream st)
 		if (res == CUDA_SUCCESS)
 			res = launch_one(r, sp, l, st);
 		if (res != CUDA_SUCCESS)
-			return cu_fail(r, res, "launching a kernel (cuLaunchKernel)");
+			return cu_fail(r, res, "launching a kernel (cuLaunchKernel or cuLaunchKernelEx)");
 	}
 	return r->ncopies ? copy_outputs(r, st) : FZ_OK;
 }

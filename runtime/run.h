@@ -118,8 +118,6 @@ bool rt_same_shape(int rank, const int64_t *a, const int64_t *b);
 fz_status rt_ensure_buffer(fz_run *r, CUdeviceptr *buf, size_t *cap, size_t bytes, const char *what);
 /* A double as a value of dtype t, in storage format; false if an integer
  * dtype cannot hold it exactly. */
-/* plans.c: the bytes of node id's value at sizes dims. */
-fz_status rt_node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes);
 bool rt_scalar_bytes(fz_dtype t, double v, unsigned char out[8]);
 
 /* plans.c */
@@ -128,6 +126,8 @@ void rt_plan_free(RtSizePlan *sp);
 fz_status rt_resolve_dims(fz_run *r, int64_t *dims);
 /* max/min of an empty row: an error before anything runs. */
 fz_status rt_check_reductions(fz_run *r, const int64_t *dims);
+/* The bytes of node id's value at sizes dims (FZ_ERR_LIMIT if too many). */
+fz_status rt_node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes);
 /* Output i's shape and bytes at these sizes, checked against the caller's
  * buffer, or run-owned memory for it. */
 fz_status rt_prepare_output(fz_run *r, int i, const int64_t *dims);
