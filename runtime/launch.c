@@ -194,10 +194,10 @@ static void read_l2_window(void)
 
 /* The window of launch l: the span of its tensor inputs where the device
  * allows a window that long, else its largest input (its first bytes where
- * even that is too long). False for no window. */
-static bool l2_window(fz_run *r, const RtSizePlan *sp, const RtLaunch *l, CUaccessPolicyWindow *w)
+ * even that is too long). False for no window. Only the pointers are read
+ * here: the inputs' bytes are the size plan's (RtLaunch.in_bytes). */
+static bool l2_window(const fz_run *r, const RtLaunch *l, CUaccessPolicyWindow *w)
 {
-	const Kernel *kn = &r->plan->kernels[l->kernel];
 	size_t cap = r->ctx->l2_window_max;
 	if (!l->l2_stream || cap == 0)
 		return false;
@@ -206,11 +206,10 @@ static bool l2_window(fz_run *r, const RtSizePlan *sp, const RtLaunch *l, CUacce
 		return false;
 	CUdeviceptr big = 0, lo = ~(CUdeviceptr)0, hi = 0;
 	size_t big_bytes = 0;
-	for (int j = 0; j < kn->nparams; j++) {
-		const KParam *kp = &kn->params[j];
-		CUdeviceptr p = kp->kind == PARAM_IN ? r->slot[kp->node] : 0;
-		size_t bytes = 0;
-		if (!p || r->g->nodes[kp->node].rank == 0 || rt_node_bytes(r, kp->node, sp->dims, &bytes) != FZ_OK)
+	for (int j = 0; j < l->nparams; j++) {
+		size_t bytes = l->in_bytes[j];
+		CUdeviceptr p = bytes ? *(const CUdeviceptr *)l->params[j] : 0;
+		if (!p)
 			continue;
 		if (bytes > big_bytes)
 			big = p, big_bytes = bytes;
@@ -260,7 +259,7 @@ static fz_status copy_outputs(fz_run *r, CUstream st)
 /* One kernel: through cuLaunchKernelEx where it has attributes (cooperative
  * for split rows, an L2 window), which stream capture keeps in the graph's
  * node; else through cuLaunchKernel. */
-static CUresult launch_one(fz_run *r, const RtSizePlan *sp, const RtLaunch *l, CUstream st)
+static CUresult launch_one(const fz_run *r, const RtLaunch *l, CUstream st)
 {
 	CUlaunchAttribute attr[2];
 	unsigned n = 0;
@@ -269,7 +268,7 @@ static CUresult launch_one(fz_run *r, const RtSizePlan *sp, const RtLaunch *l, C
 		attr[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
 		attr[n++].value.cooperative = 1;
 	}
-	if (l2_window(r, sp, l, &attr[n].value.accessPolicyWindow))
+	if (l2_window(r, l, &attr[n].value.accessPolicyWindow))
 		attr[n++].id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
 	if (n == 0)
 		return CU(cuLaunchKernel)(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
@@ -287,7 +286,7 @@ static fz_status enqueue(fz_run *r, const RtSizePlan *sp, CUstream st)
 		if (l->ws_zero) /* codegen's contract: the counters start at zero */
 			res = CU(cuMemsetD8Async)(l->ws, 0, l->ws_zero, st);
 		if (res == CUDA_SUCCESS)
-			res = launch_one(r, sp, l, st);
+			res = launch_one(r, l, st);
 		if (res != CUDA_SUCCESS)
 			return cu_fail(r, res, "launching a kernel (cuLaunchKernel or cuLaunchKernelEx)");
 	}

@@ -36,6 +36,7 @@ void rt_plan_free(RtSizePlan *sp)
 	free(sp->launches);
 	free(sp->params);
 	free(sp->vals);
+	free(sp->in_bytes);
 	free(sp->temp_ptr);
 	free(sp->snap);
 	free(sp);
@@ -81,7 +82,7 @@ fz_status rt_check_reductions(fz_run *r, const int64_t *dims)
 	return s == FZ_OK ? s : rt_fail(r->err, s, "%s", msg);
 }
 
-fz_status rt_node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes)
+static fz_status node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes)
 {
 	const Node *n = &r->g->nodes[id];
 	int64_t numel;
@@ -181,7 +182,7 @@ static fz_status alloc_scratch(fz_run *r, RtSizePlan *sp)
 		return rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
 	fz_status s = FZ_OK;
 	for (int t = 0; t < r->plan->ntemps && s == FZ_OK; t++) {
-		s = rt_node_bytes(r, r->plan->temps[t], sp->dims, &bytes);
+		s = node_bytes(r, r->plan->temps[t], sp->dims, &bytes);
 		off[t] = total;
 		total += align_up(bytes);
 	}
@@ -206,6 +207,7 @@ static fz_status alloc_scratch(fz_run *r, RtSizePlan *sp)
 static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 {
 	size_t used = 0;
+	fz_status s;
 	for (int k = 0; k < r->plan->nkernels; k++) {
 		if (cl[k].empty)
 			continue;
@@ -213,7 +215,6 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		const Kernel *kn = &r->plan->kernels[k];
 		RtLaunch *l = &sp->launches[sp->nlaunches++];
 		l->f = r->p->funcs[cl[k].entry];
-		l->kernel = k;
 		memcpy(l->grid, cl[k].grid, sizeof l->grid);
 		memcpy(l->block, cl[k].block, sizeof l->block);
 		l->smem = cl[k].smem;
@@ -224,6 +225,8 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 		if (l->ws_zero > l->ws_bytes)
 			l->ws_zero = l->ws_bytes;
 		l->params = sp->params + used;
+		l->nparams = e->nargs;
+		l->in_bytes = sp->in_bytes + used;
 		log_line("launch %s (%s): grid %ux%ux%u, block %ux%ux%u, %u bytes of dynamic shared memory%s", kn->name,
 		         e->symbol, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem,
 		         l->cooperative ? ", cooperative" : "");
@@ -236,6 +239,10 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 				return rt_fail(r->err, FZ_ERR_INTERNAL, "entry '%s': argument %d names no parameter of kernel '%s'",
 				               e->symbol, j, kn->name);
 			}
+			const KParam *kp = a->kind == CGARG_PARAM ? &kn->params[a->index] : NULL;
+			if (l->l2_stream && kp && kp->kind == PARAM_IN && r->g->nodes[kp->node].rank > 0 &&
+			    (s = node_bytes(r, kp->node, sp->dims, &l->in_bytes[j])) != FZ_OK)
+				return s;
 		}
 		used += (size_t)e->nargs;
 	}
@@ -265,7 +272,8 @@ static fz_status build_plan(fz_run *r, const int64_t *dims, RtSizePlan **out)
 	size_t nargs;
 	fz_status s = plan_launches(r, sp, cl, &nargs);
 	if (s == FZ_OK && (!(sp->params = calloc(nargs + 1, sizeof *sp->params)) ||
-	                   !(sp->vals = calloc(nargs + 1, sizeof *sp->vals))))
+	                   !(sp->vals = calloc(nargs + 1, sizeof *sp->vals)) ||
+	                   !(sp->in_bytes = calloc(nargs + 1, sizeof *sp->in_bytes))))
 		s = rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
 	if (s == FZ_OK)
 		s = fill_launches(r, sp, cl);
@@ -336,7 +344,7 @@ fz_status rt_prepare_output(fz_run *r, int i, const int64_t *dims)
 	const Node *n = &r->g->nodes[io->node];
 	RtOutput *o = &r->out[i];
 	size_t bytes = 0;
-	fz_status s = rt_node_bytes(r, io->node, dims, &bytes);
+	fz_status s = node_bytes(r, io->node, dims, &bytes);
 	if (s != FZ_OK)
 		return s;
 	for (int k = 0; k < n->rank; k++)

@@ -47,11 +47,13 @@ typedef struct RtOutput {
 
 typedef struct RtLaunch {
 	CUfunction f;
-	int kernel;               /* index in Plan.kernels */
 	unsigned grid[3], block[3], smem;
 	bool cooperative;         /* its blocks must be co-resident (split rows) */
 	bool l2_stream;           /* an L2 window over its inputs (CgLaunch.l2_stream) */
 	void **params;
+	int nparams;
+	size_t *in_bytes;         /* l2_stream: per argument, the bytes of a tensor input
+	                             (0 for any other argument), at the plan's sizes */
 	CUdeviceptr ws;           /* workspace */
 	size_t ws_bytes;
 	size_t ws_zero;           /* its leading bytes zeroed before each launch */
@@ -63,6 +65,7 @@ typedef struct RtSizePlan {
 	int nlaunches;
 	void **params;            /* every launch's argument pointers */
 	int64_t *vals;            /* the launch plans' values the kernels receive (CgArg) */
+	size_t *in_bytes;         /* every launch's RtLaunch.in_bytes */
 	CUdeviceptr scratch;      /* temporaries and workspaces */
 	CUdeviceptr *temp_ptr;    /* per Plan.temps */
 	CUgraphExec exec;         /* captured with the values in snap, or NULL */
@@ -126,8 +129,6 @@ void rt_plan_free(RtSizePlan *sp);
 fz_status rt_resolve_dims(fz_run *r, int64_t *dims);
 /* max/min of an empty row: an error before anything runs. */
 fz_status rt_check_reductions(fz_run *r, const int64_t *dims);
-/* The bytes of node id's value at sizes dims (FZ_ERR_LIMIT if too many). */
-fz_status rt_node_bytes(fz_run *r, NodeId id, const int64_t *dims, size_t *bytes);
 /* Output i's shape and bytes at these sizes, checked against the caller's
  * buffer, or run-owned memory for it. */
 fz_status rt_prepare_output(fz_run *r, int i, const int64_t *dims);
