@@ -153,6 +153,8 @@ typedef enum CgRule {
 	                           not a multiple of V (or f32 rows the aligned class would hold with many
 	                           chunks past the row): a warp a row, an element at a time (the register
 	                           path's lane class) */
+	CG_RULE_REG_LINE,       /* many rows of one or two 128-byte lines, the kernel reading its rows alone:
+	                           8 threads a row, a chunk of every line each */
 	CG_RULE_ROW_NO_REG,     /* ROW: the kernel has no register path (what it carries would not fit) */
 	CG_RULE_ROW_EMPTY,      /* ROW: rows of no elements (their per-row outputs) */
 	CG_RULE_ROW_LONG,       /* ROW: the row is longer than the register path holds */

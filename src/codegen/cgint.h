@@ -44,6 +44,14 @@ enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
  * whose register path prefetches them, take that path's entries of 2 and 1
  * chunks a thread (CgKernelInfo.reg_narrow; launch.c's reg_k). */
 enum { CG_REG_NARROW_CHUNKS = 8 };
+/* Rows of one or two 128-byte lines of chunks (8 or 16 of 16 bytes) in a
+ * kernel that loads them directly and reads nothing but streams of the
+ * rows' layout: CG_LINE_THREADS threads a row, each a chunk of every line,
+ * so that a warp's load covers whole lines; CG_LINE_BLOCK threads a block,
+ * CG_LINE_BLOCKS blocks an SM (32 registers a thread), at most
+ * CG_LINE_ELEMS elements a thread; launch.c's line_rule says why
+ * (CgKernelInfo.reg_line). */
+enum { CG_LINE_THREADS = 8, CG_LINE_BLOCK = 256, CG_LINE_BLOCKS = 8, CG_LINE_ELEMS = 8 };
 /* A staged block is CG_TILE_THREADS threads (its rows' groups): 64, not 256,
  * where a row takes several threads, so that a block's tile is a quarter as
  * long and the launch's last blocks leave the device sooner; 256 where a
@@ -161,6 +169,11 @@ struct CgKernelInfo {
 	bool reg_narrow;               /* row: the REG path's aligned class also has entries of 2
 	                                  and 1 chunks a thread, for rows of up to
 	                                  CG_REG_NARROW_CHUNKS (launch.c's reg_k) */
+	bool rows_only;                /* row: every per-element input has the rows' layout (no
+	                                  column or broadcast operand) */
+	bool reg_line;                 /* row: the REG path's aligned class has entries of 1 and 2
+	                                  chunks a thread for rows of one or two lines
+	                                  (CG_LINE_THREADS; launch.c's line_rule) */
 	int lane_lo, lane_hi;          /* row: the REG path's lane entries hold lane_lo .. lane_hi
 	                                  elements a thread, an entry each (0: none) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */

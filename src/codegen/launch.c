@@ -487,6 +487,54 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
 	return masked ? CG_RULE_REG_MASKED : CG_RULE_REG;
 }
 
+/* Rows of one or two 128-byte lines (8 or 16 chunks of 16 bytes), many, in
+ * a kernel that loads them directly and reads nothing but streams of the
+ * rows' layout (CgKernelInfo.reg_line: softmax, log-softmax): 8 threads a
+ * row (CG_LINE_THREADS), each one chunk of every line (the entries of 1 and
+ * 2 chunks), so that a warp's load reads four whole lines, where the rk
+ * chunks of 2 or 4 threads a row read 32 or 64 bytes of each of 16 or 8
+ * rows' lines and every line took four or two loads. Hand-written first
+ * (bench/lab/aligned_short.cu, H200, bench/cubin_lab.py, one call, us:
+ * torch.compile, fusec, the lab's rk chunks a thread as fusec holds them,
+ * its 8 threads a row of one chunk): softmax f32 262144x32 18.1, 21.1,
+ * 23.2, 18.3; f16 262144x64 18.7, 21.4, 22.5, 18.3; f32 131072x64 (16
+ * chunks) 17.8, 18.6, 18.9, and 16 threads a row of one chunk 18.6, 8 of
+ * two with two rows a thread 18.7; two rows a thread of one chunk 18.1-18.4
+ * at the others. The entries hold a chunk or two, but what a row costs besides
+ * (its offsets, the loop over rows) takes 44 registers: under the lean
+ * entries' bound (56) that left 1280 threads an SM, one 16-byte load in
+ * flight each, and the rule lost (softmax f32 262144x32 21.0 -> 21.6 us,
+ * 131072x64 18.7 -> 21.9); bound to 32 registers (CG_LINE_BLOCKS blocks of
+ * CG_LINE_BLOCK) and reductions inline, it gained (bench/replay_ab.py, one
+ * call, medians of three rounds, us): softmax f32 262144x32 21.0 -> 19.8,
+ * 131072x64 18.8 -> 18.0, log_softmax f32 262144x32 20.6 -> 18.7 (19.1 in
+ * another build of the same entry), softmax f16 262144x64 21.5 -> 19.6. Not rows of 4 or 12 chunks, nor 16 in one
+ * chunk a thread (softmax f32 524288x16 18.8 -> 19.5, 174762x48 19.1 ->
+ * 25.5, 131072x64 18.8 -> 20.0), nor kernels with column or broadcast
+ * operands: layernorm f16 262144x64 20.3 -> 26.7, masked_softmax f16
+ * 4x16x4096x64 23.2 -> 28.3, layernorm bf16 131072x128 20.8 -> 26.1,
+ * logsumexp f32 (rows of 4 chunks) 19.9 -> 28.6; layernorm f32 262144x32
+ * 20.5 -> 20.6. Fewer rows than fill the device once keep rk chunks. The
+ * rule without its last two conditions, a second call (the same tool,
+ * main, this, main, this): softmax f32 262144x32 21.2, 20.1, 21.5, 20.1;
+ * 131072x64 19.1, 18.3, 19.2, 17.9; bf16 262144x64 21.6, 20.2, 21.7, 20.0;
+ * f16 262144x64 21.6, 21.1, 21.5, 20.1; 2097152x64 150.9, 145.8, 150.0,
+ * 145.7; log_softmax f32 262144x32 20.6, 19.4, 20.8, 19.4; 131072x64 18.6,
+ * 17.7, 18.7, 17.8; f16 262144x64 20.7, 19.8, 20.9, 19.9. But two lines of
+ * halves (16 elements a thread: softmax f16's spilled 102 bytes under the
+ * bound) lost (softmax f16 131072x128 19.1 -> 25.8, bf16 19.0 -> 26.8;
+ * log_softmax bf16 gained, 18.7 -> 18.0), and so did kernels that write a
+ * value a row alone
+ * (logsumexp f32 262144x32 11.7 -> 15.6 and 16.7, 131072x64 10.7 -> 11.8
+ * and 13.0): at most CG_LINE_ELEMS elements a thread, and kernels that
+ * write rows. */
+static bool line_rule(const Sizes *z)
+{
+	return z->ki->reg_line && z->n % z->ki->vec == 0 &&
+	       (z->chunks == CG_LINE_THREADS || z->chunks == 2 * CG_LINE_THREADS) &&
+	       z->chunks / CG_LINE_THREADS * z->ki->vec <= CG_LINE_ELEMS && z->rows * CG_LINE_THREADS >= z->sms * z->tps;
+}
+
 /* Chunks a thread of the register path holds: rk, but 2 (1 for rows of two)
  * in short rows of halves, at most 8 chunks, whose kernel's aligned class
  * prefetches them (row_plan.c's reg_direct: kernels that read column
@@ -506,11 +554,14 @@ static CgRule reg_rule(const Sizes *z, int64_t G)
  * an earlier call (layernorm bf16 349525x96 39.8 -> 42.2, 65536x256 20.4 ->
  * 20.9, rmsnorm bf16 131072x128 20.2 -> 19.5). Not kernels that load their
  * rows directly (softmax f16 262144x64, 2 chunks a thread 22.1 -> 22.5, 1
- * 26.8), nor rows of f32 (softmax f32 262144x64 35.3 -> 36.0 and 41.3).
- * Rows of one chunk stay staged (tile_rules). */
+ * 26.8), nor rows of f32 (softmax f32 262144x64 35.3 -> 36.0 and 41.3):
+ * under the lean entries' 56 registers; bound to 32, rows of one or two
+ * lines gain (line_rule). Rows of one chunk stay staged (tile_rules). */
 static int reg_k(const Sizes *z)
 {
 	const struct CgKernelInfo *ki = z->ki;
+	if (line_rule(z))
+		return (int)(z->chunks / CG_LINE_THREADS);
 	bool narrow = ki->reg_narrow && z->n % ki->vec == 0 && z->chunks >= 2 && z->chunks <= CG_REG_NARROW_CHUNKS;
 	return !narrow ? ki->rk : z->chunks == 2 ? 1 : 2;
 }
@@ -796,7 +847,7 @@ static void row_rules(const Sizes *z, Choice *ch)
 	}
 	/* whole warps (shuffles name all 32 lanes): 32 to 128 threads of
 	 * G-thread groups; groups past the last row idle */
-	int64_t R = G <= 32 ? 128 / G : 1;
+	int64_t R = G <= 32 ? (line_rule(z) ? CG_LINE_BLOCK : 128) / G : 1;
 	while (G * R > 32 && cb * R > z->optin)
 		R /= 2;
 	if (cb * R > z->optin) { /* a warp's rows (short, but many values cached) do not fit */
@@ -806,7 +857,7 @@ static void row_rules(const Sizes *z, Choice *ch)
 	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = reg ? rule == CG_RULE_REG_MASKED : row_masked(z),
 	               .hold = reg && K == ki->rk && hold_rule(z, G), .K = reg ? K : 0, .cache = CG_CACHE_SHARED,
 	               .G = G, .R = R, .S = 1,
-	               .grid = cdiv(z->rows, R), .rule = rule};
+	               .grid = cdiv(z->rows, R), .rule = rule == CG_RULE_REG && line_rule(z) ? CG_RULE_REG_LINE : rule};
 	if (reg && reg_pf_bytes(ki, ch->masked) > 0)
 		prefetch_grid(z, ch);
 }
@@ -883,7 +934,8 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	if (f->path == CG_PATH_TILE && f->threads == 1) /* a thread a row: the entry of the row's length */
 		ch.rowlen = z.n <= CG_TILE_CHUNKS * ki->vec ? (int)z.n : 0;
 	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
-	int bound = f->hold ? CG_HOLD_THREADS : ki->max_threads;
+	bool line = f->path == CG_PATH_REG && !f->lane && !f->hold && ki->reg_line && f->K > 0 && f->K < ki->rk;
+	int bound = f->hold ? CG_HOLD_THREADS : line ? CG_LINE_BLOCK : ki->max_threads;
 	bool ok = ch.G > 0 && whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= bound && ch.grid > 0;
 	if (f->path == CG_PATH_REG && f->lane) { /* a warp a row, the entry of its K (row_reg.c's fz_mk) */
 		ch.masked = false;
@@ -975,6 +1027,10 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 			return arena_printf(a, "Chosen for many rows of %d to %d elements, not a multiple of %d: a group of "
 			                       "%d threads a row.", (e->K - 1) * CG_LANE_THREADS + 1, e->K * CG_LANE_THREADS, V,
 			                    CG_LANE_THREADS);
+		if (ki->reg_line && e->K < ki->rk) /* line_rule */
+			return arena_printf(a, "Chosen for many rows of %d elements (%d 128-byte line%s of the narrowest "
+			                       "stream): %d threads a row, %d chunk%s of %d each.", e->K * CG_LINE_THREADS * V,
+			                    e->K, e->K == 1 ? "" : "s", CG_LINE_THREADS, e->K, e->K == 1 ? "" : "s", V);
 		if (e->masked)
 			return arena_printf(a, "Chosen for rows of other lengths, up to %d chunks of %d a thread of a group "
 			                       "counted from the row's alignment (%d a row), %s.",

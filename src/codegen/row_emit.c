@@ -535,8 +535,9 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * other paths were not measured so and keep the call. */
 	bool lean = c->info->max_threads == 1024 && R->rk > 0;
 	bool hold = reg && R->hold;
+	bool line = reg && !rp->masked && !rp->lane && !hentry && c->info->reg_line && R->K < R->rk;
 	R->lean = lean;
-	R->red_inline = reg && (!(lean && !rp->masked) || hold);
+	R->red_inline = reg && (!(lean && !rp->masked) || hold || line);
 	name_scalars(R);
 	if (!emit_body(R))
 		return false;
@@ -565,6 +566,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (hentry)
 		bound = arena_printf(c->a, "__launch_bounds__(%d)", CG_HOLD_THREADS);
+	else if (line) /* 32 registers: launch.c's line_rule says why */
+		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_LINE_BLOCK, CG_LINE_BLOCKS);
 	else if (rp->lane && R->K > CG_LANE_KMAX / 2) /* FZ_LANE_WIDE_ROW: the prelude says why */
 		bound = "FZ_LANE_WIDE_ROW";
 	else if (lean && reg && rp->masked && row_masked_reduce(R))
@@ -727,6 +730,16 @@ static bool slots_here(const RowK *R)
 	return false;
 }
 
+/* Does the kernel write a stream of the rows' layout (not only a value a
+ * row, as logsumexp)? */
+static bool writes_rows(const struct CgKernelInfo *ki)
+{
+	for (int t = 0; t < ki->ntiles; t++)
+		if (!ki->tile_in[t])
+			return true;
+	return false;
+}
+
 static bool emit_path(RowK *R, const RowPath *rp)
 {
 	Cg *c = R->c;
@@ -761,9 +774,19 @@ static bool emit_path(RowK *R, const RowPath *rp)
 		/* and of 2 and 1 chunks for short rows of halves that it prefetches
 		 * (launch.c's reg_k says why) */
 		bool aligned = rp->path == CG_PATH_REG && !rp->masked;
-		if (aligned)
+		if (aligned) {
 			c->info->reg_narrow = R->vec >= 8 && R->rk > 2 && c->info->pf_bytes > 0 && !c->info->reg_direct;
-		for (int K = 2; aligned && c->info->reg_narrow && K >= 1; K--) {
+			/* and for rows of one or two lines (launch.c's line_rule), in
+			 * the kernels it was measured on: f32 or halves, chunks of 16
+			 * bytes, whose entries fit 32 registers (tile_light), that
+			 * write rows */
+			c->info->reg_line = R->rk > 2 && !c->info->reg_narrow && c->info->rows_only &&
+			                    (R->vec == 4 || R->vec == 8) && tile_light(R, 16 / R->vec) && writes_rows(c->info) &&
+			                    (c->info->pf_bytes == 0 || c->info->reg_direct);
+		}
+		for (int K = 2; aligned && (c->info->reg_narrow || c->info->reg_line) && K >= 1; K--) {
+			if (c->info->reg_line && K * R->vec > CG_LINE_ELEMS)
+				continue;
 			R->K = K;
 			if (!emit_entry(R, rp))
 				return false;

@@ -981,7 +981,9 @@ static void fill_info(RowK *R)
 	c->info->nred = nred;
 	c->info->npasses = R->P + 1;
 	c->info->static_smem = R->P > 0 ? CG_RED_WORDS * 8 : 0;
+	c->info->rows_only = true;
 	for (int i = 0; i < k->nparams; i++) {
+		c->info->rows_only &= !(k->params[i].kind == PARAM_IN && row_is_stream(R, i) && !full_layout(R, i));
 		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !row_is_colv(R, k->params[i].node);
 		if (k->params[i].kind == PARAM_IN && row_is_stream(R, i) && R->roff[i])
 			c->info->in_bytes += (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);

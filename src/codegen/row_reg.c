@@ -109,7 +109,8 @@ static const char *reg_describe(RowK *R)
 	if (R->path->lane)
 		return arena_printf(R->c->a, "each row in registers, a warp a row, %d elements a thread, one at a time: "
 		                             "element k of a thread at threadIdx.x + %d k", R->K, CG_LANE_THREADS);
-	return arena_printf(R->c->a, "each row in registers, %d chunks of %d elements a thread%s%s%s", R->K, R->vec,
+	return arena_printf(R->c->a, "each row in registers, %d chunk%s of %d elements a thread%s%s%s", R->K,
+	                    R->K == 1 ? "" : "s", R->vec,
 	                    R->path->shifted ? ", starting at the row's alignment, its first and last masked" : "",
 	                    any_pf(R) ? "; the next row prefetched into shared memory" : "",
 	                    R->hold    ? "; the column operands its passes read held in registers"

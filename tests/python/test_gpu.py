@@ -20,9 +20,12 @@ from references import REFERENCES, TorchOps, assert_close, make_inputs, random_i
 # 4500 rows: enough (4224 on an H200) for the register path's lane class, a
 # warp a row: its entries of 32 elements (1001), of 3 (93, f32 rows), and
 # f32 rows of a multiple of 4 its aligned class would hold half empty (300);
-# 300 rows of 32768: every row example in the row cache's aligned class (_rowa)
+# 300 rows of 32768: every row example in the row cache's aligned class (_rowa);
+# 40000 rows (33792 fill an H100 or H200 at 8 threads a row) of 32, 64 and 128:
+# rows of one or two 128-byte lines of f32 or halves, 8 threads a row in the
+# kernels that read their rows alone (launch.c's line_rule)
 SIZES = [(3, 67), (64, 1000), (4097, 33), (2, 100003), (8, 1), (4500, 1001), (4500, 93), (4500, 300),
-         (300, 32768)]
+         (300, 32768), (40000, 32), (40000, 64), (40000, 128)]
 
 
 def _torch_dtype(torch, fz):

@@ -864,18 +864,24 @@ START_TEST(row_schedules_by_length)
 	ck_assert(!strstr(te->text, "fz_smem") && !strstr(te->text, "fz_tout") && !strstr(te->text, "__syncwarp"));
 	/* a multiple of 4 of as many chunks as the register path's thread
 	 * holds: the entry of that length, its outputs staged (faster,
-	 * measured); of more: the register path's aligned vectors */
+	 * measured); of more: the register path's aligned vectors, rk chunks a
+	 * thread, or 8 threads a row for rows of one or two lines
+	 * (row_lines_take_eight_threads) */
 	l = launch(c, 0, (int64_t[]){1 << 20, 16});
 	ck_assert_int_eq(l.path, CG_PATH_TILE);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4n16");
 	ck_assert_uint_eq(l.block[0], 1);
 	l = launch(c, 0, (int64_t[]){1 << 20, 20});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
-	l = launch(c, 0, (int64_t[]){1 << 20, 64});
+	l = launch(c, 0, (int64_t[]){1 << 20, 96});
 	ck_assert_int_eq(l.path, CG_PATH_REG);
-	ck_assert_uint_eq(l.block[0], 4);
-	ck_assert_uint_eq(l.block[1], 32);
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 16);
 	ck_assert_uint_eq(l.smem, 0);
+	l = launch(c, 0, (int64_t[]){1 << 20, 64});
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 32);
 	/* too few rows to fill the device a tile a block: the register path,
 	 * more threads a row while the device is idle (a chunk each) */
 	l = launch(c, 0, (int64_t[]){1000, 64});
@@ -1030,6 +1036,70 @@ START_TEST(row_schedules_by_length)
 	ck_assert_uint_eq(l.smem, 4100 * 4); /* 64 segments of whole chunks over the row and its shift */
 	ck_assert_uint_eq(l.grid[1], 64); /* 2 chunks a thread; 66 would fill the device */
 	pipe_free(c);
+}
+END_TEST
+
+/* Many rows of one or two 128-byte lines in a kernel that reads its rows
+ * alone (launch.c's line_rule): 8 threads a row, one chunk of every line
+ * each, 256 threads a block, the entry bound to 8 blocks an SM (32
+ * registers) and its reductions inline. Not fewer rows than fill the
+ * device once, nor other lengths, nor kernels with a column or broadcast
+ * operand. */
+START_TEST(row_lines_take_eight_threads)
+{
+	Compilation *c = compile_mode(softmax, true);
+	const int64_t many = (int64_t)h100().sm_count * 2048 / 8; /* 33792 */
+	CgLaunch l = launch(c, 0, (int64_t[]){262144, 32});
+	const CgEntry *e = &c->module.entries[l.entry];
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
+	ck_assert_str_eq(e->symbol, "test_k0_reg1");
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 32);
+	ck_assert_uint_eq(l.grid[0], 262144 / 32);
+	ck_assert(strstr(e->text, "__launch_bounds__(256, 8) test_k0_reg1("));
+	ck_assert(strstr(e->text, "fz_reduce_in<fz_max>") && strstr(e->text, "fz_reduce_in<fz_sum>"));
+	l = launch(c, 0, (int64_t[]){131072, 64});
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg2");
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){many, 32}).rule, CG_RULE_REG_LINE);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){many - 1, 32}).rule, CG_RULE_REG);
+	ck_assert_str_eq(c->module.entries[launch(c, 0, (int64_t[]){many - 1, 32}).entry].symbol, "test_k0_reg4");
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){262144, 48}).rule, CG_RULE_REG);
+	ck_assert_int_eq(launch(c, 0, (int64_t[]){65536, 128}).rule, CG_RULE_REG);
+	ck_assert_int_ne(launch(c, 0, (int64_t[]){524288, 16}).rule, CG_RULE_REG_LINE);
+	ck_assert_int_ne(launch(c, 0, (int64_t[]){262144, 31}).rule, CG_RULE_REG_LINE);
+	/* the rest of the module's register entries keep their bound */
+	ck_assert(strstr(c->module.entries[launch(c, 0, (int64_t[]){100, 32}).entry].text, "FZ_LEAN_ROW"));
+	pipe_free(c);
+	/* halves: a line is 64 elements; not two (16 elements a thread), whose
+	 * entry is not written */
+	Compilation *ch = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", true);
+	ck_assert_int_eq(launch(ch, 0, (int64_t[]){262144, 64}).rule, CG_RULE_REG_LINE);
+	ck_assert_str_eq(ch->module.entries[launch(ch, 0, (int64_t[]){131072, 128}).entry].symbol, "test_k0_reg4");
+	ck_assert_int_ne(launch(ch, 0, (int64_t[]){262144, 32}).rule, CG_RULE_REG_LINE);
+	for (int i = 0; i < ch->module.nentries; i++)
+		ck_assert_str_ne(ch->module.entries[i].symbol, "test_k0_reg2");
+	pipe_free(ch);
+	/* a column operand (layernorm's w and b), a broadcast one (a mask
+	 * [B, 1, N] over [B, H, N]), a value a row alone (logsumexp): not
+	 * taken, and no such entries */
+	const char *others[] = {
+	    "in x: f32[B, N]\nm = max(x)\nout s = m + log(sum(exp(x - m)))\n",
+	    "in x: f32[R, C]\nin w: f32[C]\nin b: f32[C]\nd = x - mean(x)\n"
+	    "out y = d * rsqrt(mean(d * d) + 1e-5) * w + b\n",
+	    "in x: f32[B, H, N]\nin m: bool[B, 1, N]\ns = where(m, x, -1e30)\ne = exp(s - max(s))\n"
+	    "out y = e / sum(e)\n",
+	};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		Compilation *o = compile_mode(others[i], true);
+		ck_assert(!o->module.kinfo[0].reg_line);
+		int64_t dims[3] = {262144, 32, 0};
+		if (i == 2)
+			dims[0] = 4096, dims[1] = 64, dims[2] = 32;
+		ck_assert_int_ne(launch(o, 0, dims).rule, CG_RULE_REG_LINE);
+		pipe_free(o);
+	}
 }
 END_TEST
 
@@ -1447,16 +1517,18 @@ START_TEST(narrow_register_rows)
 	CgLaunch l = launch(c, 0, (int64_t[]){4000, 1001});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
 	pipe_free(c);
-	/* softmax of halves loads its rows directly: no such entries */
+	/* softmax of halves loads its rows directly: its entries of 1 and 2
+	 * chunks are the lines' (row_lines_take_eight_threads), not these: rows
+	 * of 4 chunks keep rk */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", true);
-	ck_assert(!c->module.kinfo[0].reg_narrow && c->module.kinfo[0].reg_direct);
-	l = launch(c, 0, (int64_t[]){262144, 64});
+	ck_assert(!c->module.kinfo[0].reg_narrow && c->module.kinfo[0].reg_direct && c->module.kinfo[0].reg_line);
+	l = launch(c, 0, (int64_t[]){262144, 32});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
-	ck_assert_uint_eq(l.block[0], 2);
-	for (int e = 0; e < c->module.nentries; e++)
-		ck_assert_msg(c->module.entries[e].lane || (!strstr(c->module.entries[e].symbol, "_reg2") &&
-		                                            !strstr(c->module.entries[e].symbol, "_reg1")),
-		              "%s", c->module.entries[e].symbol);
+	ck_assert_uint_eq(l.block[0], 1);
+	l = launch(c, 0, (int64_t[]){262144, 64});
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg1");
+	ck_assert_uint_eq(l.block[0], 8);
 	pipe_free(c);
 	/* nor rows of f32 */
 	c = compile_mode("in x: f32[B, N]\nin w: f32[N]\nout y = x * rsqrt(mean(x * x) + 1e-6) * w\n", true);
@@ -2032,6 +2104,7 @@ static Suite *codegen_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("launch");
 	tcase_add_test(t, row_schedules_by_length);
+	tcase_add_test(t, row_lines_take_eight_threads);
 	tcase_add_test(t, split_rounds_fill_the_device);
 	tcase_add_test(t, row_cache_slots);
 	tcase_add_test(t, late_inputs);
