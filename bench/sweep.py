@@ -104,7 +104,7 @@ SHORT_POW2 = [8, 16, 64]
 LONG = [1000003, 4194304, 10000019]
 # One short of a power of two elements: a row that does not start on a 16-byte
 # boundary takes one chunk more than its length, and a group of threads of a
-# power of two doubles there (launch.c's tile_rules). Timed on the H200 beside
+# power of two doubles there (launch_rules.c's tile_rules). Timed on the H200 beside
 # torch.compile before they joined the plan (2026-11-30): logsumexp f32
 # 65536x255 2.07x, layernorm f32 2.15x, bf16 65536x511 2.72x, softmax f16
 # 1.75x, f32 x255 1.56x.

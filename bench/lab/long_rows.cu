@@ -34,7 +34,7 @@
 //   layernorm f16 1000x24576: torch.compile 32.8, fusec 33.6 (`_rowa`, 512);
 //   at 384 33.6, 256 34.7.
 //
-// So fusec's `_rowa` at 512 threads (launch.c's long_group and wide_rule,
+// So fusec's `_rowa` at 512 threads (launch_rules.c's long_group and wide_rule,
 // a2422fc). The next row copied ahead (ln_next) gained another 7-10% here,
 // but written into fusec's `_rowa` (row_loop.c: each thread's cp.async of
 // the next row's chunk after storing this row's, grid of resident blocks)

@@ -19,8 +19,10 @@
  *                 one file per path: row_reg.c (REG), row_loop.c (ROW),
  *                 row_split.c (SPLIT), row_tile.c (TILE); rowint.h is what
  *                 they share
- *   launch.c      cg_launch: the rules that choose a path and its geometry,
- *                 and the one place that completes a launch plan
+ *   launch.c      cg_launch: the one place that completes a launch plan
+ *                 (entry, shared memory, workspace, arguments);
+ *                 launch_rules.c the rules that choose its path and
+ *                 geometry; launchint.h what the two share
  *   launch_print.c  --emit=launch
  *
  * Generated code is in SSA style: the value of node N is `tN` (or an array
@@ -33,7 +35,7 @@
 #include "codegen/cg.h"
 
 /* Rows of at most this many chunks, not a multiple of V, are staged through
- * shared memory (the TILE path), when many (launch.c's tile_rules;
+ * shared memory (the TILE path), when many (launch_rules.c's tile_rules;
  * docs/performance.md); longer ones, up to 32 threads of the most chunks,
  * where the stage holds them in fewer chunks than the register path's
  * masked class (CG_RULE_TILE_SHIFT) and its lane class does not take them
@@ -42,14 +44,14 @@
 enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
 /* Rows of halves of at most this many chunks, a multiple of V, in a kernel
  * whose register path prefetches them, take that path's entries of 2 and 1
- * chunks a thread (CgKernelInfo.reg_narrow; launch.c's reg_k). */
+ * chunks a thread (CgKernelInfo.reg_narrow; launch_rules.c's reg_k). */
 enum { CG_REG_NARROW_CHUNKS = 8 };
 /* Rows of one or two 128-byte lines of chunks (8 or 16 of 16 bytes) in a
  * kernel that loads them directly and reads nothing but streams of the
  * rows' layout: CG_LINE_THREADS threads a row, each a chunk of every line,
  * so that a warp's load covers whole lines; CG_LINE_BLOCK threads a block,
  * CG_LINE_BLOCKS blocks an SM (32 registers a thread), at most
- * CG_LINE_ELEMS elements a thread; launch.c's line_rule says why
+ * CG_LINE_ELEMS elements a thread; launch_rules.c's line_rule says why
  * (CgKernelInfo.reg_line). */
 enum { CG_LINE_THREADS = 8, CG_LINE_BLOCK = 256, CG_LINE_BLOCKS = 8, CG_LINE_ELEMS = 8 };
 /* A staged block is CG_TILE_THREADS threads (its rows' groups): 64, not 256,
@@ -59,7 +61,7 @@ enum { CG_LINE_THREADS = 8, CG_LINE_BLOCK = 256, CG_LINE_BLOCKS = 8, CG_LINE_ELE
  * a block of 64 did not gain and made the grid four times as long (H200,
  * docs/performance.md, "Smaller tiles"). The rows are staged where they fill
  * CG_TILE_FILL threads an SM, as many as when that rule was measured with
- * blocks of 256 (launch.c's tile_rules). The entries of one row length
+ * blocks of 256 (launch_rules.c's tile_rules). The entries of one row length
  * stage nothing up to CG_TILE_UNSTAGED_MAX elements (row_tile.c's
  * row_tile_unstaged), and where the rows are many and shorter than V, up to
  * CG_TILE_PAIR_MAX, take two a thread (their `_tile1n<L>x2` twins). */
@@ -115,10 +117,10 @@ enum { CG_SLOT_GRID = 8 };
  * past the staged rows' elements (CG_TILE_CHUNKS chunks of V over the group),
  * or from CG_LANE_KMIN in kernels of f32 rows that write rows, up to
  * CG_LANE_KMAX elements (CgKernelInfo.lane_lo, lane_hi: row_emit.c's
- * emit_lanes; launch.c's lane_rules says when they are taken). */
+ * emit_lanes; launch_rules.c's lane_rules says when they are taken). */
 enum { CG_LANE_THREADS = 32, CG_LANE_ROWS = 4, CG_LANE_KMIN = 3, CG_LANE_KMAX = 32 };
 /* Rows of n elements, a multiple of V, that the lane class may take (f32,
- * longer than the staged rows): launch.c's lane_aligned decides, row_emit.c's
+ * longer than the staged rows): launch_rules.c's lane_aligned decides, row_emit.c's
  * emit_lanes writes their entry where n is a literal. */
 static inline bool cg_lane_aligned_len(int64_t n, int vec) { return vec == 4 && n > CG_TILE_CHUNKS * vec; }
 
@@ -129,7 +131,7 @@ enum { CG_RED_WORDS = 64 };
 
 /* The split rows' entry without a row cache (_stream): blocks of this many
  * threads, this many resident an SM (its __launch_bounds__, and the grid
- * launch.c's stream_rules sizes, which must be co-resident). */
+ * launch_rules.c's stream_rules sizes, which must be co-resident). */
 enum { CG_STREAM_THREADS = 512, CG_STREAM_BLOCKS = 2 };
 /* Its ring (row_ring.c): at most this many bytes of shared memory a thread,
  * in at most this many stages. */
@@ -168,12 +170,12 @@ struct CgKernelInfo {
 	                                  alignment (row_reg.c's slots; 0: it loads them) */
 	bool reg_narrow;               /* row: the REG path's aligned class also has entries of 2
 	                                  and 1 chunks a thread, for rows of up to
-	                                  CG_REG_NARROW_CHUNKS (launch.c's reg_k) */
+	                                  CG_REG_NARROW_CHUNKS (launch_rules.c's reg_k) */
 	bool rows_only;                /* row: every per-element input has the rows' layout (no
 	                                  column or broadcast operand) */
 	bool reg_line;                 /* row: the REG path's aligned class has entries of 1 and 2
 	                                  chunks a thread for rows of one or two lines
-	                                  (CG_LINE_THREADS; launch.c's line_rule) */
+	                                  (CG_LINE_THREADS; launch_rules.c's line_rule) */
 	int lane_lo, lane_hi;          /* row: the REG path's lane entries hold lane_lo .. lane_hi
 	                                  elements a thread, an entry each (0: none) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */

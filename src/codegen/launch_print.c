@@ -16,7 +16,7 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 	const CgEntry *e = &m->entries[l->entry];
 	int V = m->kinfo[k].vec;
 	long long n = (long long)l->n;
-	if (l->rule == CG_RULE_TILE_FEW) /* not a multiple of V: launch.c's tile_rules */
+	if (l->rule == CG_RULE_TILE_FEW) /* not a multiple of V: launch_rules.c's tile_rules */
 		sb_printf(sb, "%lld row%s leave%s the device idle, but the register path's masked class would compute "
 		              "chunks past rows this short in vain: ", (long long)l->rows, l->rows == 1 ? "" : "s",
 		          l->rows == 1 ? "s" : "");
@@ -41,7 +41,7 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 	else if (e->rowlen)
 		sb_puts(sb, ": the entry of that length, a thread a row, which reads its row from global memory, a warp's 32 "
 		            "rows' outputs staged through shared memory");
-	else if (l->rule == CG_RULE_TILE_SHIFT) /* launch.c's tile_rules */
+	else if (l->rule == CG_RULE_TILE_SHIFT) /* launch_rules.c's tile_rules */
 		sb_printf(sb, "%s = %lld is not a multiple of %d, and the rows many: a block's %u rows staged through "
 		              "shared memory, each from its first element in %u threads of %d chunks, fewer chunks than "
 		              "the register path's masked class holds it in from the 16-byte boundary before it",
@@ -68,7 +68,7 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 			sb_printf(sb, " (not %d: a short row of halves the kernel prefetches, a warp's copies over whole rows)",
 			          ki->rk);
 		return;
-	case CG_RULE_REG_LINE: /* launch.c's line_rule */
+	case CG_RULE_REG_LINE: /* launch_rules.c's line_rule */
 		sb_printf(sb, "%s = %lld is a multiple of %d, %s 128-byte line%s of the narrowest stream, the rows many, "
 		              "and the kernel reads its rows alone: %lld threads a row, each a chunk of every line, so "
 		              "that a warp's load reads whole lines", N, n, V, K == 1 ? "one" : "two", K == 1 ? "" : "s", G);
@@ -81,7 +81,7 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		              "last masked, and %lld threads a row hold them in %d chunks of %d each", N, n, V, G, K, V);
 		return;
 	case CG_RULE_REG_LANE:
-		if (n % V == 0) /* launch.c's lane_aligned */
+		if (n % V == 0) /* launch_rules.c's lane_aligned */
 			sb_printf(sb, "%s = %lld is a multiple of %d, but the register path's threads would hold a fifth or "
 			              "more of their chunks past the row, and the rows many: %lld threads a row hold it in %d "
 			              "elements each, one at a time", N, n, V, G, K);
@@ -94,7 +94,7 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 	case CG_RULE_ROW_LONG:
 		sb_printf(sb, "%s = %lld is more than %d threads a row hold in %d chunks of %d each", N, n, ki->max_threads, K,
 		          V);
-		if (G < ki->max_threads) /* launch.c's long_group */
+		if (G < ki->max_threads) /* launch_rules.c's long_group */
 			sb_printf(sb, ": the row cache, %lld threads a row (a block of %d would be alone on its SM)", G,
 			          ki->max_threads);
 		return;

@@ -1000,7 +1000,7 @@ const char cg_pre_tile[] =
 	"\t\tif (u < n)\n"
 	"\t\t\tfz_out(p[u], s[u]);\n"
 	"}\n"
-	"// A row's group in the TILE path is at most a warp (launch.c's tile_rules):\n"
+	"// A row's group in the TILE path is at most a warp (launch_rules.c's tile_rules):\n"
 	"// its reductions are shuffles alone, inline, not fz_reduce's call with its\n"
 	"// branch for groups of warps.\n"
 	"template <class Op, class T> __device__ __forceinline__ T fz_reduce_warp(T v)\n"

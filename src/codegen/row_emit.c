@@ -28,7 +28,7 @@ static void emit_block_reduce(RowK *R, NodeId red)
 {
 	const char *op = cg_acc_op(&R->c->g->nodes[red]);
 	/* Staged rows: a thread a row has nothing to combine (its partial is
-	 * the row's); a group, at most a warp (launch.c's tile_rules), shuffles
+	 * the row's); a group, at most a warp (launch_rules.c's tile_rules), shuffles
 	 * inline (fz_reduce_warp), which won over fz_reduce's call
 	 * (docs/performance.md, "Staged rows"). */
 	if (row_tile_direct(R))
@@ -566,7 +566,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_STREAM_THREADS, CG_STREAM_BLOCKS);
 	else if (hentry)
 		bound = arena_printf(c->a, "__launch_bounds__(%d)", CG_HOLD_THREADS);
-	else if (line) /* 32 registers: launch.c's line_rule says why */
+	else if (line) /* 32 registers: launch_rules.c's line_rule says why */
 		bound = arena_printf(c->a, "__launch_bounds__(%d, %d)", CG_LINE_BLOCK, CG_LINE_BLOCKS);
 	else if (rp->lane && R->K > CG_LANE_KMAX / 2) /* FZ_LANE_WIDE_ROW: the prelude says why */
 		bound = "FZ_LANE_WIDE_ROW";
@@ -625,7 +625,7 @@ static int cache_width(const struct CgKernelInfo *ki)
  * literal's alone. At one chunk, up to CG_TILE_UNSTAGED_MAX and at L = V
  * (one vector) it stages nothing (row_tile.c's row_tile_unstaged); below
  * V, up to CG_TILE_PAIR_MAX, it has a twin of two rows a thread (`x2`;
- * rows of 2 halves four, `x4`: cg_tile_rpt), for many rows (launch.c's
+ * rows of 2 halves four, `x4`: cg_tile_rpt), for many rows (launch_rules.c's
  * tile_rules). With the length a run-time value every row paid its tests
  * and its dead lanes' math. Measured on the H200 (bench/replay_ab.py, one
  * `_tile1d` -> these, us): softmax f16 4194304x4 55.8 -> 39.1, layernorm
@@ -660,7 +660,7 @@ static bool emit_lengths(RowK *R, const RowPath *rp)
 
 /* Staged rows: classes of 1, 2, ... up to tile_kmax chunks a thread
  * (compiled on first use). Below kmax a thread holds its row alone
- * (launch.c's tile_rules: the direct entries, an entry a length); at kmax
+ * (launch_rules.c's tile_rules: the direct entries, an entry a length); at kmax
  * either a group (an entry) or a thread a row (an entry a length). */
 static bool emit_tiles(RowK *R, const RowPath *rp)
 {
@@ -681,7 +681,7 @@ static bool emit_tiles(RowK *R, const RowPath *rp)
  * CG_LANE_KMAX, where the register path holds rows at all (rk > 0: at 32
  * elements a thread, what its passes carry fits as the masked class of
  * halves' does); in kernels of chunks of 4 (f32) that write rows, from
- * CG_LANE_KMIN, rows of 65 on, where it beat the stage (launch.c's
+ * CG_LANE_KMIN, rows of 65 on, where it beat the stage (launch_rules.c's
  * lane_rules: a kernel that writes only a value a row, logsumexp, lost).
  * Where the row's length is a literal, its own K alone, unless it is a
  * multiple of V that the class never takes (halves; f32 up to the staged
@@ -730,16 +730,6 @@ static bool slots_here(const RowK *R)
 	return false;
 }
 
-/* Does the kernel write a stream of the rows' layout (not only a value a
- * row, as logsumexp)? */
-static bool writes_rows(const struct CgKernelInfo *ki)
-{
-	for (int t = 0; t < ki->ntiles; t++)
-		if (!ki->tile_in[t])
-			return true;
-	return false;
-}
-
 static bool emit_path(RowK *R, const RowPath *rp)
 {
 	Cg *c = R->c;
@@ -772,16 +762,16 @@ static bool emit_path(RowK *R, const RowPath *rp)
 			return false;
 		R->slots = false;
 		/* and of 2 and 1 chunks for short rows of halves that it prefetches
-		 * (launch.c's reg_k says why) */
+		 * (launch_rules.c's reg_k says why) */
 		bool aligned = rp->path == CG_PATH_REG && !rp->masked;
 		if (aligned) {
 			c->info->reg_narrow = R->vec >= 8 && R->rk > 2 && c->info->pf_bytes > 0 && !c->info->reg_direct;
-			/* and for rows of one or two lines (launch.c's line_rule), in
+			/* and for rows of one or two lines (launch_rules.c's line_rule), in
 			 * the kernels it was measured on: f32 or halves, chunks of 16
 			 * bytes, whose entries fit 32 registers (tile_light), that
-			 * write rows */
+			 * write rows (not only a value a row, as logsumexp) */
 			c->info->reg_line = R->rk > 2 && !c->info->reg_narrow && c->info->rows_only &&
-			                    (R->vec == 4 || R->vec == 8) && tile_light(R, 16 / R->vec) && writes_rows(c->info) &&
+			                    (R->vec == 4 || R->vec == 8) && tile_light(R, 16 / R->vec) && cg_tile_outputs(c->info) &&
 			                    (c->info->pf_bytes == 0 || c->info->reg_direct);
 		}
 		for (int K = 2; aligned && (c->info->reg_narrow || c->info->reg_line) && K >= 1; K--) {

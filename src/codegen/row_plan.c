@@ -877,7 +877,7 @@ static void plan_prefetch(RowK *R)
  * kernels (rows of f32, few streams, no prefetch) in entries of their own
  * (`_reg<K>h`, CgKernelInfo.reg_hold), bound to CG_HOLD_THREADS threads,
  * not 1024 at 56 registers (ptxas spills 114 bytes at 64), the lean entries
- * beside them (launch.c's hold_rule chooses); in rows of halves of up to 4 streams without long
+ * beside them (launch_rules.c's hold_rule chooses); in rows of halves of up to 4 streams without long
  * math, in the aligned entry itself (bound to 512 threads already): H200,
  * layernorm bf16 4095x4096 24.7 -> 21.5 us, 16383x1024 22.5 -> 20.8, f16
  * 1023x16384 25.0 -> 22.7, rmsnorm bf16 4096x4096 21.2 -> 19.8, but

@@ -44,7 +44,7 @@
  * row's two partial chunks element by element, a mask an element set up
  * row by row, a group of a power of two threads of rk chunks half past the
  * row (131 f32: 16 threads of 4 chunks for 34); the aligned class's group
- * of rows of 300 f32, 32 threads of 4 chunks for 75. launch.c's lane_rules
+ * of rows of 300 f32, 32 threads of 4 chunks for 75. launch_rules.c's lane_rules
  * and lane_aligned say where it is taken, and why.
  */
 #include "codegen/rowint.h"

@@ -3,7 +3,7 @@
  * bytes in flight in kernels of halves.
  *
  * That entry reads every pass's inputs from the L2 or DRAM, a few blocks of
- * 512 threads an SM (launch.c's stream_rules). A group of chunks held in
+ * 512 threads an SM (launch_rules.c's stream_rules). A group of chunks held in
  * registers (row_loop.c's group_chunks) was too little: in the lab (the
  * emitted kernel of rmsnorm bf16 4x4194304 edited, on the H200) its first
  * pass alone read at 2 TB/s, and the epilogue's column operands

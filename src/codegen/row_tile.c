@@ -41,7 +41,7 @@
  */
 #include "codegen/rowint.h"
 
-/* Rows a thread holds alone (launch.c's tile_rules: up to tile_kmax chunks,
+/* Rows a thread holds alone (launch_rules.c's tile_rules: up to tile_kmax chunks,
  * rows of up to 16 elements in f32 and in halves) take the direct entries
  * (`_tile<K>n<L>`, an entry a length: every class below tile_kmax, and
  * beside the tile_kmax class's groups): each thread reads its own row
@@ -63,7 +63,7 @@ bool row_tile_direct(const RowK *R)
 	return R->path->path == CG_PATH_TILE && R->rowlen > 0; /* every such entry is of one length */
 }
 
-/* Rows of one chunk (n <= V, launch.c's tile_rules) take a direct entry of
+/* Rows of one chunk (n <= V, launch_rules.c's tile_rules) take a direct entry of
  * their length (`_tile1n<n>`, row_emit.c's emit_lengths), which stages
  * nothing where n is at most CG_TILE_UNSTAGED_MAX or one vector: each
  * thread stores its row where it lies too (fz_tst: one vector where a row

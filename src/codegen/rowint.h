@@ -6,7 +6,7 @@
  * entry by the same pass skeleton (row_emit.c) with the path's own pieces:
  * a RowPath says how that path declares its state, walks a row's chunks,
  * and combines a pass's partial results. Adding a path is a RowPath and its
- * file, an entry in row_emit.c's list, and a rule in launch.c.
+ * file, an entry in row_emit.c's list, and a rule in launch_rules.c.
  */
 #ifndef FUSEC_ROWINT_H
 #define FUSEC_ROWINT_H

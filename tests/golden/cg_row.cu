@@ -999,7 +999,7 @@ template <class C, class S, int W> __device__ __forceinline__ void fz_spout(S *p
 		if (u < n)
 			fz_out(p[u], s[u]);
 }
-// A row's group in the TILE path is at most a warp (launch.c's tile_rules):
+// A row's group in the TILE path is at most a warp (launch_rules.c's tile_rules):
 // its reductions are shuffles alone, inline, not fz_reduce's call with its
 // branch for groups of warps.
 template <class Op, class T> __device__ __forceinline__ T fz_reduce_warp(T v)

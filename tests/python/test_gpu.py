@@ -23,7 +23,7 @@ from references import REFERENCES, TorchOps, assert_close, make_inputs, random_i
 # 300 rows of 32768: every row example in the row cache's aligned class (_rowa);
 # 40000 rows (33792 fill an H100 or H200 at 8 threads a row) of 32, 64 and 128:
 # rows of one or two 128-byte lines of f32 or halves, 8 threads a row in the
-# kernels that read their rows alone (launch.c's line_rule)
+# kernels that read their rows alone (launch_rules.c's line_rule)
 SIZES = [(3, 67), (64, 1000), (4097, 33), (2, 100003), (8, 1), (4500, 1001), (4500, 93), (4500, 300),
          (300, 32768), (40000, 32), (40000, 64), (40000, 128)]
 

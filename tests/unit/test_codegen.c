@@ -1040,7 +1040,7 @@ START_TEST(row_schedules_by_length)
 END_TEST
 
 /* Many rows of one or two 128-byte lines in a kernel that reads its rows
- * alone (launch.c's line_rule): 8 threads a row, one chunk of every line
+ * alone (launch_rules.c's line_rule): 8 threads a row, one chunk of every line
  * each, 256 threads a block, the entry bound to 8 blocks an SM (32
  * registers) and its reductions inline. Not fewer rows than fill the
  * device once, nor other lengths, nor kernels with a column or broadcast
@@ -1733,7 +1733,7 @@ START_TEST(row_cache_slots)
 	ck_assert_uint_eq(l.smem, 16388 * 4);
 	/* it reads column operands (w, b) after its first pass: the register
 	 * path's aligned class holds them from pass 0 in groups of up to 256
-	 * threads (row_plan.c's plan_hold, launch.c's hold_rule) */
+	 * threads (row_plan.c's plan_hold, launch_rules.c's hold_rule) */
 	ck_assert(ki->colops);
 	ck_assert(ki->reg_hold);
 	l = launch(c, 0, (int64_t[]){8192, 1024});
@@ -1745,7 +1745,7 @@ START_TEST(row_cache_slots)
 	/* more threads: the lean entry, two blocks of 512 an SM where the
 	 * holding one keeps one; a row of 16384, which the registers of 1024
 	 * threads would hold (a block an SM), takes the row cache's aligned
-	 * class at 512 (launch.c's wide_rule), and so does a row of 20000 at 8
+	 * class at 512 (launch_rules.c's wide_rule), and so does a row of 20000 at 8
 	 * chunks a thread (long_group), not 1024 */
 	l = launch(c, 0, (int64_t[]){8192, 8192});
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4");
