@@ -8,7 +8,8 @@
  *                 storage types and vectors, and the assembly of a module's
  *                 prelude; prelude_ops.c the helpers that compute values
  *                 (divisions, half-precision math, sem.def's texts);
- *                 prelude_row.c the row kernels' machinery
+ *                 prelude_row.c the row kernels' shared and cached
+ *                 machinery, prelude_reg.c that of rows held in registers
  *   expr.c        names, comments, constants and the C expression of each op
  *   index.c       index arithmetic of broadcast operands
  *   pointwise.c   pointwise kernels (the POINTWISE path)
@@ -372,7 +373,7 @@ int cg_vec_width(Cg *c, bool row);
 /* Alignment a streamed pointer of dtype t needs for chunks of vec elements. */
 int cg_vec_align(int vec, fz_dtype t);
 
-/* ---- prelude.c, prelude_ops.c, prelude_row.c ----------------------------- */
+/* ---- prelude.c, prelude_ops.c, prelude_row.c, prelude_reg.c ---------------- */
 
 /* The prelude of a module whose entries use these pieces and op helpers. */
 void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp);

@@ -10,8 +10,8 @@
  * prelude_ops.c has the pieces that compute values (minimum and maximum,
  * divisions, half-precision math, the helpers of sem.def's texts),
  * prelude_row.c the row-kernel machinery (reductions, the row cache,
- * split-row exchange, staged tiles). Only the pieces a module uses are
- * emitted.
+ * split-row exchange), prelude_reg.c that of rows held in registers (the
+ * register path, staged tiles). Only the pieces a module uses are emitted.
  */
 #include "codegen/cgint.h"
 
