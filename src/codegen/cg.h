@@ -118,7 +118,7 @@ typedef struct CgEntry {
 	                               stored where they lie too, nothing staged */
 	int rpt;                    /* TILE, rowlen: rows a thread (2 or 4 in the `x2`, `x4` twins; else 1) */
 	bool hold;                  /* REG: a `_reg<K>h`, holding the column operands of the later
-	                               passes (row_plan.c's plan_hold; the aligned entry of rows
+	                               passes (row_plan_reg.c's row_plan_hold; the aligned entry of rows
 	                               of halves holds them too, and is not one) */
 	int static_smem;            /* bytes of static shared memory it declares (fz_red, or none) */
 	CgArg *args;                /* the entry's arguments, in order */

@@ -14,8 +14,9 @@
  *   index.c       index arithmetic of broadcast operands
  *   pointwise.c   pointwise kernels (the POINTWISE path)
  *   row*.c        row kernels: row_plan.c plans a kernel once (passes, the
- *                 row cache, prefetch), row_emit.c writes what every path
- *                 shares (passes, reductions, per-row values), row_chunk.c
+ *                 row cache; row_plan_reg.c the register path's part),
+ *                 row_emit.c writes what every path shares (passes,
+ *                 reductions, per-row values), row_chunk.c
  *                 a chunk's elements, accumulations, loads and stores, then
  *                 one file per path: row_reg.c (REG), row_loop.c (ROW),
  *                 row_split.c (SPLIT), row_tile.c (TILE); rowint.h is what

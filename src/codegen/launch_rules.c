@@ -220,7 +220,7 @@ static bool line_rule(const Sizes *z)
 
 /* Chunks a thread of the register path holds: rk, but 2 (1 for rows of two)
  * in short rows of halves, at most 8 chunks, whose kernel's aligned class
- * prefetches them (row_plan.c's reg_direct: kernels that read column
+ * prefetches them (row_plan_reg.c's reg_direct: kernels that read column
  * operands, or of more than three streams), from the entries of fewer
  * chunks that such kernels have: more threads a row, so that a warp's
  * copies of a chunk cover whole rows where rk chunks a thread covered 32
@@ -251,7 +251,7 @@ static int reg_k(const Sizes *z)
 
 /* Whether rows of a multiple of V in a kernel whose later passes read
  * column operands take the register entry that holds them (`_reg<K>h`,
- * row_plan.c's plan_hold, bound to CG_HOLD_THREADS threads): where the
+ * row_plan_reg.c's row_plan_hold, bound to CG_HOLD_THREADS threads): where the
  * group is at most half that; a larger one takes the lean entry, which
  * keeps two blocks of 512 an SM where the holding one, at 76 registers,
  * keeps one. H200, main -> held (us, bench/replay_ab.py): layernorm f32

@@ -41,7 +41,7 @@ typedef struct Sizes {
 } Sizes;
 
 /* Bytes of shared memory a thread of the register path's class uses: the
- * prefetch buffer it copies its next row into (row_plan.c's reg_direct: the
+ * prefetch buffer it copies its next row into (row_plan_reg.c's reg_direct: the
  * aligned class of some kernels copies none), and the masked class's slots
  * after it (row_reg.c). */
 static inline int64_t reg_pf_bytes(const struct CgKernelInfo *ki, bool masked)

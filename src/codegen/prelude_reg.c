@@ -184,7 +184,7 @@ const char cg_pre_reg[] =
 	"\t\t\to[u] = fz_in(p[j0 + u]);\n"
 	"\t}\n"
 	"}\n"
-	"// A column operand's chunk held in registers as stored (row_plan.c, plan_hold),\n"
+	"// A column operand's chunk held in registers as stored (row_plan_reg.c, row_plan_hold),\n"
 	"// unpacked where a pass reads it; element by element where the launch's\n"
 	"// pointers are not aligned (inline: through a call's pointer the held arrays\n"
 	"// went to the stack).\n"

@@ -38,7 +38,7 @@ const char cg_pre_row[] =
 	"// at 72, 50.8 at 80, where it still spills 68 bytes; row_plan.c says which\n"
 	"// kernels). The masked class of f32 rows of kernels that write no row, only\n"
 	"// values of each row, from at most two streams (logsumexp) takes 40: 25 blocks\n"
-	"// of 64 an SM instead of 18, no spill (row_plan.c's row_masked_reduce). The\n"
+	"// of 64 an SM instead of 18, no spill (row_plan_reg.c's row_masked_reduce). The\n"
 	"// lane class's entries of more than 16 elements a thread (rows of 513 to 1024)\n"
 	"// take 80 too, not 64, where layernorm's take 78 and 79 (H200: layernorm f16\n"
 	"// 16760x1001 24.5 us at 80, 25.9 at 64; softmax f32 8381x1001 19.9, 20.7).\n"

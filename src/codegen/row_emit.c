@@ -496,7 +496,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 		args[nargs++] = (CgArg){CGARG_PARAM, i};
 	nargs += rp->args(R, args + nargs);
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
-	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan.c's plan_hold) */
+	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan_reg.c's row_plan_hold) */
 	const char *twin = R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : ""; /* `_tile<K>n<L>x<rpt>` */
 	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K,
 	                                                rp->lane ? "l" : rp->masked ? "m" : hentry ? "h" : "")
@@ -747,8 +747,8 @@ static bool emit_path(RowK *R, const RowPath *rp)
 	if (rp->path == CG_PATH_ROW && !rp->masked && !dim_is_sym(N) && N % R->vec != 0)
 		return true;
 	/* the register path holds rk chunks a thread (its aligned class, where
-	 * it holds column operands, also an entry holding them: row_plan.c's
-	 * plan_hold) */
+	 * it holds column operands, also an entry holding them: row_plan_reg.c's
+	 * row_plan_hold) */
 	if (has) {
 		R->K = R->rk;
 		/* rows of halves hold their column operands in the aligned entry,

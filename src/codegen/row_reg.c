@@ -169,7 +169,7 @@ static void open_chunks_of(RowK *R, CgW *w, const char *shift, bool bare)
 
 static void open_chunks(RowK *R, CgW *w, const char *shift) { open_chunks_of(R, w, shift, false); }
 
-/* The held column operands' chunks (row_plan.c's plan_hold), as stored; a
+/* The held column operands' chunks (row_plan_reg.c's row_plan_hold), as stored; a
  * pass unpacks them where it reads them (emit_chunk_loads). The aligned
  * class's chunks of a thread are the same in every row: the entries that
  * loop over rows (rows of halves, prefetched: as many blocks as are

@@ -17,7 +17,7 @@
  * shuffles (fz_reduce_warp; none where a thread takes a row: row_emit.c's
  * emit_block_reduce), and the entries are bound by class to threads an SM
  * (row_emit.c's tile_threads). K is the entry's compile-time class, 1, 2 or 4 (up to the
- * register path's rk; for halves 1 or 2: row_plan.c's tile_kmax): a row of
+ * register path's rk; for halves 1 or 2: row_plan_reg.c's row_tile_kmax): a row of
  * 7 f32 takes one thread of 2 chunks, not 4 (whose dead elements would be
  * computed too).
  * Entries of 16 elements a thread copy their inputs in with cp.async, every

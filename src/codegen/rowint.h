@@ -87,7 +87,7 @@ struct RowK {
 	                           register class, which prefetches pass 0's inputs */
 	bool pf_late;           /* register path, late plan (its masked class): the leaves that
 	                           later passes read first prefetched too, each pass copying the
-	                           next row's where it has read this one's (plan_prefetch) */
+	                           next row's where it has read this one's (row_plan_prefetch) */
 	int pf_room;            /* pf_late: the buffer's bytes (rk chunks of every thread), the
 	                           first plan's, which the launch gives; leaves past it are not
 	                           prefetched */
@@ -168,13 +168,6 @@ void row_closure(RowK *R, int q, const NodeId *t, int nt, Closure *out);
 int row_slot_of(const RowK *R, NodeId id);
 /* Parameter i of kind `kind` loading or storing node id, or -1. */
 int row_param_of(const RowK *R, NodeId id, ParamKind kind);
-bool row_is_pf(const RowK *R, NodeId id);
-/* Does the entry being written prefetch leaf id (a REG entry, and in its
- * masked class a stream aligned with the row's chunks)? */
-bool row_pf_here(const RowK *R, NodeId id);
-/* Does the entry being written hold leaf id, a column operand, in registers
- * (fz_h<id>) or in its slots (fz_c<id>)? */
-bool row_is_held(const RowK *R, NodeId id);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);
 /* Is leaf id cached as it is, in a stream whose chunks are the row's: the
@@ -196,6 +189,28 @@ bool row_tile_span(const RowK *R);
 bool row_tile_elems(const RowK *R);
 void row_tile_span_head(RowK *R, CgW *w);
 void row_tile_span_tail(RowK *R, CgW *w);
+
+/* ---- row_plan_reg.c: the register path's part of the plan ------------------- */
+
+/* Chunks a thread of the register path holds (rk; 0: no register path). */
+int row_plan_rk(RowK *R);
+/* Most chunks a thread of the TILE path holds. */
+int row_tile_kmax(const RowK *R);
+/* The entries' thread bound (__launch_bounds__). */
+int row_max_threads(RowK *R);
+/* The leaves copied a row ahead and their buffers (R->pf, c->info->pf_bytes). */
+void row_plan_prefetch(RowK *R);
+/* The column operands the aligned class holds from pass 0 (R->held). */
+void row_plan_hold(RowK *R);
+/* Each leaf's last load in the entry. */
+void row_plan_lastload(RowK *R);
+bool row_is_pf(const RowK *R, NodeId id);
+/* Does the entry being written prefetch leaf id (a REG entry, and in its
+ * masked class a stream aligned with the row's chunks)? */
+bool row_pf_here(const RowK *R, NodeId id);
+/* Does the entry being written hold leaf id, a column operand, in registers
+ * (fz_h<id>) or in its slots (fz_c<id>)? */
+bool row_is_held(const RowK *R, NodeId id);
 /* The register path's masked class of halves bound to 80 registers (FZ_MASKED_HALF_ROW)? */
 bool row_masked_half(const RowK *R);
 /* The register path's masked class of f32 rows that writes only values of each

@@ -217,7 +217,7 @@ struct alignas(16) fz_a16 { unsigned w[4]; };
 // at 72, 50.8 at 80, where it still spills 68 bytes; row_plan.c says which
 // kernels). The masked class of f32 rows of kernels that write no row, only
 // values of each row, from at most two streams (logsumexp) takes 40: 25 blocks
-// of 64 an SM instead of 18, no spill (row_plan.c's row_masked_reduce). The
+// of 64 an SM instead of 18, no spill (row_plan_reg.c's row_masked_reduce). The
 // lane class's entries of more than 16 elements a thread (rows of 513 to 1024)
 // take 80 too, not 64, where layernorm's take 78 and 79 (H200: layernorm f16
 // 16760x1001 24.5 us at 80, 25.9 at 64; softmax f32 8381x1001 19.9, 20.7).
@@ -667,7 +667,7 @@ __device__ __forceinline__ void fz_ldr(C (&o)[V], const S *__restrict__ p, int j
 			o[u] = fz_in(p[j0 + u]);
 	}
 }
-// A column operand's chunk held in registers as stored (row_plan.c, plan_hold),
+// A column operand's chunk held in registers as stored (row_plan_reg.c, row_plan_hold),
 // unpacked where a pass reads it; element by element where the launch's
 // pointers are not aligned (inline: through a call's pointer the held arrays
 // went to the stack).

@@ -1735,7 +1735,7 @@ START_TEST(row_cache_slots)
 	ck_assert_uint_eq(l.smem, 16388 * 4);
 	/* it reads column operands (w, b) after its first pass: the register
 	 * path's aligned class holds them from pass 0 in groups of up to 256
-	 * threads (row_plan.c's plan_hold, launch_rules.c's hold_rule) */
+	 * threads (row_plan_reg.c's row_plan_hold, launch_rules.c's hold_rule) */
 	ck_assert(ki->colops);
 	ck_assert(ki->reg_hold);
 	l = launch(c, 0, (int64_t[]){8192, 1024});
@@ -1829,7 +1829,7 @@ START_TEST(row_cache_slots)
 	ck_assert_int_eq(c->module.kinfo[0].rk, 4);
 	ck_assert_int_eq(c->module.kinfo[0].max_threads, 512);
 	ck_assert_int_eq(c->module.kinfo[0].pf_bytes, 64); /* x's next row prefetched, as f16 */
-	/* ... but by the masked class alone (row_plan.c's reg_direct: halves, no
+	/* ... but by the masked class alone (row_plan_reg.c's reg_direct: halves, no
 	 * column operand, two streams): the aligned class loads its rows, a
 	 * block of 128 threads a row, no shared memory, no loop over rows */
 	ck_assert(c->module.kinfo[0].reg_direct);

@@ -421,7 +421,7 @@ static const struct {
 	/* one pass, nothing cached */
 	{"rowsum", "in x: f32[B, N]\nout s = sum(x * x)\n"},
 	/* lean, with column operands read after the first pass: the register
-	 * path's entry that holds them (row_plan.c's plan_hold), two and one,
+	 * path's entry that holds them (row_plan_reg.c's row_plan_hold), two and one,
 	 * and one read in the first pass too */
 	{"layernorm", "in x: f32[B, N]\nin w: f32[N]\nin b: f32[N]\nmu = mean(x)\nxc = x - mu\n"
 	              "out y = xc * rsqrt(mean(xc * xc) + 1e-5) * w + b\n"},
