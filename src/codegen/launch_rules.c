@@ -191,9 +191,10 @@ CgRule launch_reg_rule(const Sizes *z, int64_t G)
  * CG_LINE_BLOCK) and reductions inline, it gained (bench/replay_ab.py, one
  * call, medians of three rounds, us): softmax f32 262144x32 21.0 -> 19.8,
  * 131072x64 18.8 -> 18.0, log_softmax f32 262144x32 20.6 -> 18.7 (19.1 in
- * another build of the same entry), softmax f16 262144x64 21.5 -> 19.6. Not rows of 4 or 12 chunks, nor 16 in one
- * chunk a thread (softmax f32 524288x16 18.8 -> 19.5, 174762x48 19.1 ->
- * 25.5, 131072x64 18.8 -> 20.0), nor kernels with column or broadcast
+ * another build of the same entry), softmax f16 262144x64 21.5 -> 19.6.
+ * Not rows of 4 or 12 chunks, nor 16 in one chunk a thread (softmax f32
+ * 524288x16 18.8 -> 19.5, 174762x48 19.1 -> 25.5, 131072x64 18.8 ->
+ * 20.0), nor kernels with column or broadcast
  * operands: layernorm f16 262144x64 20.3 -> 26.7, masked_softmax f16
  * 4x16x4096x64 23.2 -> 28.3, layernorm bf16 131072x128 20.8 -> 26.1,
  * logsumexp f32 (rows of 4 chunks) 19.9 -> 28.6; layernorm f32 262144x32
