@@ -173,8 +173,6 @@ struct CgKernelInfo {
 	bool reg_narrow;               /* row: the REG path's aligned class also has entries of 2
 	                                  and 1 chunks a thread, for rows of up to
 	                                  CG_REG_NARROW_CHUNKS (launch_rules.c's reg_k) */
-	bool rows_only;                /* row: every per-element input has the rows' layout (no
-	                                  column or broadcast operand) */
 	bool reg_line;                 /* row: the REG path's aligned class has entries of 1 and 2
 	                                  chunks a thread for rows of one or two lines
 	                                  (CG_LINE_THREADS; launch_rules.c's line_rule) */

@@ -770,8 +770,8 @@ static bool emit_path(RowK *R, const RowPath *rp)
 			 * the kernels it was measured on: f32 or halves, chunks of 16
 			 * bytes, whose entries fit 32 registers (tile_light), that
 			 * write rows (not only a value a row, as logsumexp) */
-			c->info->reg_line = R->rk > 2 && !c->info->reg_narrow && c->info->rows_only &&
-			                    (R->vec == 4 || R->vec == 8) && tile_light(R, 16 / R->vec) && cg_tile_outputs(c->info) &&
+			c->info->reg_line = R->rk > 2 && !c->info->reg_narrow && row_rows_only(R) && cg_tile_outputs(c->info) &&
+			                    (R->vec == 4 || R->vec == 8) && tile_light(R, 16 / R->vec) &&
 			                    (c->info->pf_bytes == 0 || c->info->reg_direct);
 		}
 		for (int K = 2; aligned && (c->info->reg_narrow || c->info->reg_line) && K >= 1; K--) {

@@ -683,6 +683,14 @@ static void plan_streams(RowK *R)
 		}
 }
 
+bool row_rows_only(const RowK *R)
+{
+	for (int i = 0; i < R->k->nparams; i++)
+		if (R->k->params[i].kind == PARAM_IN && row_is_stream(R, i) && !full_layout(R, i))
+			return false;
+	return true;
+}
+
 bool row_is_copied(const RowK *R, NodeId id)
 {
 	Cg *c = R->c;
@@ -717,9 +725,7 @@ static void fill_info(RowK *R)
 	c->info->nred = nred;
 	c->info->npasses = R->P + 1;
 	c->info->static_smem = R->P > 0 ? CG_RED_WORDS * 8 : 0;
-	c->info->rows_only = true;
 	for (int i = 0; i < k->nparams; i++) {
-		c->info->rows_only &= !(k->params[i].kind == PARAM_IN && row_is_stream(R, i) && !full_layout(R, i));
 		c->info->rowc_store |= k->params[i].kind == PARAM_OUT && !row_is_colv(R, k->params[i].node);
 		if (k->params[i].kind == PARAM_IN && row_is_stream(R, i) && R->roff[i])
 			c->info->in_bytes += (int)fz_dtype_size((fz_dtype)c->g->nodes[k->params[i].node].dtype);

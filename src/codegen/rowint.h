@@ -170,6 +170,8 @@ int row_slot_of(const RowK *R, NodeId id);
 int row_param_of(const RowK *R, NodeId id, ParamKind kind);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);
+/* Has every per-element input the rows' layout (no column or broadcast operand)? */
+bool row_rows_only(const RowK *R);
 /* Is leaf id cached as it is, in a stream whose chunks are the row's: the
  * cached paths' first pass copies it into the cache at once (row_loop.c)? */
 bool row_is_copied(const RowK *R, NodeId id);

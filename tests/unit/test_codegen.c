@@ -1073,6 +1073,14 @@ START_TEST(row_lines_take_eight_threads)
 	ck_assert_int_ne(launch(c, 0, (int64_t[]){262144, 31}).rule, CG_RULE_REG_LINE);
 	/* the rest of the module's register entries keep their bound */
 	ck_assert(strstr(c->module.entries[launch(c, 0, (int64_t[]){100, 32}).entry].text, "FZ_LEAN_ROW"));
+	/* a forced launch of a line entry: up to its bound's 256 threads */
+	CgDevice dev = h100();
+	CgLaunch lf;
+	CgForce f = {.path = CG_PATH_REG, .K = 1, .threads = 8, .rows = 32, .grid = 100};
+	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 32}, &dev, &f, &lf));
+	ck_assert_str_eq(c->module.entries[lf.entry].symbol, "test_k0_reg1");
+	f.rows = 64;
+	ck_assert(!cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 32}, &dev, &f, &lf));
 	pipe_free(c);
 	/* halves: a line is 64 elements; not two (16 elements a thread), whose
 	 * entry is not written */
