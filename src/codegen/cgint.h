@@ -206,6 +206,7 @@ enum {
 	CGH_MASK = 1u << 15,   /* the masked register class's element bits (fz_cmask, fz_pick) */
 	CGH_HALFMATH = 1u << 16, /* exp, sigmoid, silu, division of f16/bf16 values (fz_exp_h ...) */
 	CGH_RING = 1u << 17,   /* the stream entry's ring (row_ring.c; needs CGH_CPA) */
+	CGH_DIVRH = 1u << 18,  /* CGH_DIVR's division of f16/bf16 values (needs CGH_HALFMATH) */
 };
 /* The kinds of compute type an op's text is written for (ir/sem.def). */
 typedef enum CgKind { CG_F32, CG_F64, CG_I32, CG_I64, CG_BOOL, CG_KIND_COUNT } CgKind;
@@ -377,7 +378,8 @@ int cg_vec_align(int vec, fz_dtype t);
 /* The prelude of a module whose entries use these pieces and op helpers. */
 void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp);
 /* The pieces (CUDA text) cg_prelude assembles, in its order. */
-extern const char cg_pre_minmax[], cg_pre_round[], cg_pre_rcp[], cg_pre_halfmath[], cg_pre_divr[];
+extern const char cg_pre_minmax[], cg_pre_round[], cg_pre_rcp[], cg_pre_halfmath[], cg_pre_divr[],
+    cg_pre_divrh[];
 extern const char cg_pre_acc[], cg_pre_row[], cg_pre_mask[], cg_pre_cpa[], cg_pre_ring[], cg_pre_reg[],
     cg_pre_rowcp[], cg_pre_split[], cg_pre_online[], cg_pre_tile[];
 /* fz_<name> of one op for one kind, written from its text in ir/sem.def. */

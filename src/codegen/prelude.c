@@ -240,6 +240,7 @@ void cg_prelude(StrBuf *sb, uint64_t helpers, const uint8_t *ophelp)
 		{CGH_REG, cg_pre_reg},       {CGH_SPLIT, cg_pre_split},   {CGH_ONLINE, cg_pre_online},
 		{CGH_TILE, cg_pre_tile},     {CGH_DIVR, cg_pre_divr},
 		{CGH_ROWCP, cg_pre_rowcp},   {CGH_MASK, cg_pre_mask},     {CGH_HALFMATH, cg_pre_halfmath},
+		{CGH_DIVRH, cg_pre_divrh}, /* (after fz_div_h) */
 	};
 	sb_puts(sb, pre_core);
 	if ((helpers & CGH_DIVR) || (ophelp[OP_RSQRT] & (1u << CG_F32)))

@@ -131,7 +131,12 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
  * 4x16x256x1024 76.6 -> 45.8 us, whose masked elements (exp = 0) each took
  * the IEEE division's slow path; softmax f16 8192x4096 64.7 -> 63.7. A
  * quotient of halves is the product alone (fz_divrh, fz_divqh: the
- * f16/bf16 math of prelude_ops.c): masked softmax 21.8 -> 19.5 us more. */
+ * f16/bf16 math of prelude_ops.c): masked softmax 21.8 -> 19.5 us more;
+ * where the divisor has no reciprocal, the halves' division inline
+ * (fz_div_h), not an IEEE division's call, whose register convention
+ * spilled or held registers: softmax f16 132105x127 (`_tile2`, 48 -> 44
+ * registers) 29.4 -> 27.8 us, and the line entries of halves, 32
+ * registers, spilled none (launch_rules.c's line_rule). */
 static bool row_div(const RowK *R, const Node *n)
 {
 	return n->op == OP_DIV && !strcmp(cg_compute_type((fz_dtype)n->dtype), "float") && !row_is_colv(R, n->args[1]);
@@ -158,7 +163,7 @@ void row_recips(RowK *R, const Closure *m)
 typedef enum {
 	DIV_CHECKED, /* fz_divr: each element checked, the IEEE division's slow path inline */
 	DIV_FAST,    /* fz_divq: no slow path, the chunk flagged (fz_dx) for a second run */
-	DIV_AGAIN,   /* fz_divr_call: that second run */
+	DIV_AGAIN,   /* fz_divr_call (halves: fz_divrh, no call): that second run */
 } DivMode;
 
 /* One line computing node id inside a chunk's u-loop. */
@@ -172,8 +177,10 @@ static bool emit_node(RowK *R, NodeId id, DivMode div)
 	                                 "fz_divr_call(%s, %s, fz_rc%d)"};
 	/* a quotient of halves: x times the reciprocal (prelude_ops.c's cg_pre_halfmath) */
 	static const char *const fnh[] = {"fz_divrh(%s, %s, fz_rc%d)", "fz_divqh(%s, %s, fz_rc%d, fz_dx)",
-	                                  "fz_divr_call(%s, %s, fz_rc%d)"};
+	                                  "fz_divrh(%s, %s, fz_rc%d)"};
 	bool half = n->dtype == FZ_F16 || n->dtype == FZ_BF16;
+	if (half && row_div(R, n))
+		c->helpers |= CGH_DIVRH | CGH_HALFMATH;
 	const char *e = row_div(R, n) ? arena_printf(c->a, (half ? fnh : fn)[div], cg_value(c, n->args[0]),
 	                                             cg_value(c, n->args[1]), n->args[1])
 	                              : cg_node_expr(c, id);

@@ -484,3 +484,35 @@ def test_f32_division_by_a_row_value_is_ieee_at_every_divisor(cuda):
             i, j = (int(v) for v in torch.nonzero(bad)[0])
             raise AssertionError(f"{float(a[i, j])!r} / {float(d[i])!r}: {int(bad.sum())} quotients of this block "
                                  f"differ; got {float(got[i, j])!r}, expected {float(want[i, j])!r}")
+
+
+@pytest.mark.parametrize("cols", [64, 127])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_half_division_by_a_row_value_at_every_divisor(cuda, dtype, cols):
+    """a / max(x) of halves, which the row kernels compute as a times the
+    row's reciprocal, and where the divisor has none (0, infinite, NaN,
+    beyond 2^-40 .. 2^40) with the halves' division inline (prelude_ops.c,
+    fz_divrh, fz_divqh), at each of the 2^16 divisors over numerators drawn
+    from every bit pattern: the quotient rounded to the half, or its
+    neighbour (docs/language.md), NaN where it is NaN. Rows of 64 take the
+    line entries (8 threads a row), of 127 the staged ones."""
+    torch = cuda
+    th = torch.float16 if dtype == "f16" else torch.bfloat16
+    prog = fusec.compile(f"in x: {dtype}[R, N]\nin a: {dtype}[R, N]\nout y = a / max(x)\n")
+    bits = torch.arange(1 << 16, dtype=torch.int64, device="cuda")
+    d = bits.to(torch.int16).view(th)
+    x = torch.full((1 << 16, cols), -float("inf"), dtype=th, device="cuda")
+    x[:, 0] = d  # max(x) is d (NaN where d is)
+    j = torch.arange(cols, dtype=torch.int64, device="cuda")
+    a = ((bits[:, None] * 0x9E3779B1 + j * 0x85EBCA77) >> 7) & 0xffff
+    a = a.to(torch.int16).view(th).clone()
+    a[:, 0], a[:, 1] = 0.0, 1.0
+    got = prog(x, a)
+    want = (a.double() / d.double()[:, None]).to(th)
+    gb, wb = got.view(torch.int16).int(), want.view(torch.int16).int()
+    nan_g, nan_w = torch.isnan(got), torch.isnan(want)
+    bad = (nan_g != nan_w) | (~nan_w & ((gb - wb).abs() > 1))
+    if bool(bad.any()):
+        i, k = (int(v) for v in torch.nonzero(bad)[0])
+        raise AssertionError(f"{float(a[i, k])!r} / {float(d[i])!r}: {int(bad.sum())} of {bad.numel()} quotients "
+                             f"differ by more than a unit; got {float(got[i, k])!r}, expected {float(want[i, k])!r}")
