@@ -188,6 +188,14 @@ struct CgKernelInfo {
 	bool *tile_in;                 /* which are inputs (the direct TILE entries stage none) */
 };
 
+/* Does ki's register entry of K chunks a thread (aligned class) reduce
+ * among CG_LINE_THREADS threads, shuffles alone (a line entry of one chunk:
+ * row_emit.c's red_group), so that it runs with groups of that size only? */
+static inline bool cg_line_group(const struct CgKernelInfo *ki, int K)
+{
+	return ki->reg_line && K == 1 && K < ki->rk;
+}
+
 /* Prelude pieces: which helpers an entry uses. */
 enum {
 	CGH_MINMAX = 1u << 1,  /* NaN-propagating minimum, maximum, clamp */

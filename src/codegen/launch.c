@@ -330,6 +330,8 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	bool line = f->path == CG_PATH_REG && !f->lane && !f->hold && ki->reg_line && f->K > 0 && f->K < ki->rk;
 	int bound = f->hold ? CG_HOLD_THREADS : line ? CG_LINE_BLOCK : ki->max_threads;
 	bool ok = ch.G > 0 && launch_whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= bound && ch.grid > 0;
+	if (line && cg_line_group(ki, f->K)) /* its reductions' group is CG_LINE_THREADS */
+		ok = ok && ch.G == CG_LINE_THREADS;
 	if (f->path == CG_PATH_REG && f->lane) { /* a warp a row, the entry of its K (row_reg.c's fz_mk) */
 		ch.masked = false;
 		ch.lane = true;

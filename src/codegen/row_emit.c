@@ -36,7 +36,9 @@ static void emit_block_reduce(RowK *R, NodeId red)
 	if (R->path->path == CG_PATH_TILE)
 		cw_line(R->w, "a%d = fz_reduce_warp<%s>(a%d);", red, op, red);
 	else if (R->path->lane) /* a warp a row */
-		cw_line(R->w, "a%d = fz_reduce_lanes<%s>(a%d);", red, op, red);
+		cw_line(R->w, "a%d = fz_reduce_group<%s, 32>(a%d);", red, op, red);
+	else if (R->red_group) /* CG_LINE_THREADS a row, a known group */
+		cw_line(R->w, "a%d = fz_reduce_group<%s, %d>(a%d);", red, op, CG_LINE_THREADS, red);
 	else
 		cw_line(R->w, "a%d = fz_reduce%s<%s>(a%d, fz_red + 32 * (fz_rp++ & 1));", red, R->red_inline ? "_in" : "", op,
 		        red);
@@ -283,7 +285,8 @@ static void emit_prologue(RowK *R, CgW *w)
 {
 	Cg *c = R->c;
 	const Kernel *k = R->k;
-	if (R->P > 0 && R->path->path != CG_PATH_TILE && !R->path->lane) { /* (fz_reduce_warp, _lanes need none) */
+	/* (fz_reduce_warp, fz_reduce_group need none) */
+	if (R->P > 0 && R->path->path != CG_PATH_TILE && !R->path->lane && !R->red_group) {
 		c->m->entries[c->m->nentries - 1].static_smem = CG_RED_WORDS * 8; /* the entry begun */
 		cw_line(w, "__shared__ unsigned long long fz_red[%d];", CG_RED_WORDS);
 		cw_line(w, "unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */");
@@ -537,6 +540,17 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	bool hold = reg && R->hold;
 	bool line = reg && !rp->masked && !rp->lane && !hentry && c->info->reg_line && R->K < R->rk;
 	R->lean = lean;
+	/* The line entries of one chunk reduce among the row's 8 threads with
+	 * three shuffles (no test of blockDim.x, no shared memory or barrier);
+	 * H200, bench/replay_ab.py, us: softmax f32 262144x32 20.3 -> 19.0, f16
+	 * 262144x64 19.9 -> 18.7, bf16 20.4 -> 18.7, log_softmax f32 262144x32
+	 * 19.1 -> 18.6, f16 262144x64 20.2 -> 18.8, softmax f16 2097152x64
+	 * 146.6 -> 139.6, f32 1048576x32 74.6 -> 72.2 (docs/performance.md,
+	 * "The line entries' reductions"). Not those of two chunks (f32 rows of
+	 * 64): their 32 registers spilled 8 bytes, softmax f32 131072x64 18.2 ->
+	 * 19.3; their loop written twice, for aligned pointers and not, spilled
+	 * none and gained nothing (18.0 -> 18.2). They inline fz_reduce_in. */
+	R->red_group = line && cg_line_group(c->info, R->K);
 	R->red_inline = reg && (!(lean && !rp->masked) || hold || line);
 	name_scalars(R);
 	if (!emit_body(R))

@@ -121,6 +121,9 @@ struct RowK {
 	                           alignment (fz_c<id>, row_reg.c) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
+	bool red_group;         /* REG, a line entry of one chunk (launch_rules.c's line_rule): its
+	                           reductions shuffles within the row's CG_LINE_THREADS
+	                           (fz_reduce_group), no shared memory */
 	CgW *w;                 /* its body */
 	bool *used;             /* per param: used by its code */
 	bool *whole;            /* per param: loaded by fz_ldw (the masked register class), which

@@ -249,6 +249,8 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.threads = 1;
 		while (f.threads < 256 && n > (int64_t)f.threads * f.K * ki->vec)
 			f.threads *= 2;
+		if (cg_line_group(ki, f.K)) /* a line entry reducing among its 8 threads */
+			f.threads = CG_LINE_THREADS;
 		f.rows = f.threads < 32 ? 32 / f.threads : 1;
 	}
 	if (s == SCHED_LANE) { /* a warp a row, the entry of the fewest elements a lane, where the kernel has it */

@@ -599,8 +599,8 @@ template <int N> __device__ __forceinline__ void fz_cpa_wait_but()
 }
 // The lane class (row_reg.c): element j0 of p, zero past the row (`in`: its
 // bit of fz_mk; the value unused: the reductions mask it), its store, and a
-// row's reduction over its warp, shuffles alone (a warp a row: no test of
-// blockDim.x).
+// row's reduction over its G threads (a warp a row; the line entries' 8),
+// shuffles alone: no test of blockDim.x, no shared memory.
 template <class C, class S>
 __device__ __forceinline__ void fz_ld1(C (&o)[1], const S *__restrict__ p, int j0, bool in)
 {
@@ -610,10 +610,10 @@ template <class C, class S> __device__ __forceinline__ void fz_st1(S *__restrict
 {
 	fz_out(p[j0], o[0]);
 }
-template <class Op, class T> __device__ __forceinline__ T fz_reduce_lanes(T v)
+template <class Op, int G, class T> __device__ __forceinline__ T fz_reduce_group(T v)
 {
 #pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
+	for (int o = G / 2; o > 0; o >>= 1)
 		v = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
@@ -1485,7 +1485,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg3l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -1502,7 +1502,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg3l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -1574,7 +1574,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -1591,7 +1591,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg4l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -1663,7 +1663,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg5l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -1680,7 +1680,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg5l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -1752,7 +1752,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg6l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -1769,7 +1769,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg6l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -1841,7 +1841,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg7l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -1858,7 +1858,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg7l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -1930,7 +1930,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg8l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -1947,7 +1947,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg8l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2019,7 +2019,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg9l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2036,7 +2036,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg9l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2108,7 +2108,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg10l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2125,7 +2125,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg10l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2197,7 +2197,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg11l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2214,7 +2214,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg11l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2286,7 +2286,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg12l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2303,7 +2303,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg12l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2375,7 +2375,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg13l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2392,7 +2392,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg13l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2464,7 +2464,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg14l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2481,7 +2481,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg14l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2553,7 +2553,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg15l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2570,7 +2570,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg15l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2642,7 +2642,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg16l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2659,7 +2659,7 @@ extern "C" __global__ void FZ_MASKED_ROW cg_row_k0_reg16l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2731,7 +2731,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg17l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2748,7 +2748,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg17l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2820,7 +2820,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg18l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2837,7 +2837,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg18l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2909,7 +2909,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg19l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -2926,7 +2926,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg19l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -2998,7 +2998,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg20l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3015,7 +3015,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg20l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3087,7 +3087,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg21l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3104,7 +3104,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg21l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3176,7 +3176,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg22l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3193,7 +3193,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg22l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3265,7 +3265,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg23l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3282,7 +3282,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg23l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3354,7 +3354,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg24l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3371,7 +3371,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg24l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3443,7 +3443,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg25l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3460,7 +3460,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg25l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3532,7 +3532,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg26l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3549,7 +3549,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg26l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3621,7 +3621,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg27l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3638,7 +3638,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg27l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3710,7 +3710,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg28l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3727,7 +3727,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg28l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3799,7 +3799,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg29l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3816,7 +3816,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg29l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3888,7 +3888,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg30l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3905,7 +3905,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg30l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -3977,7 +3977,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg31l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -3994,7 +3994,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg31l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
@@ -4066,7 +4066,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg32l(
 				fz_mv(fz_g0[k], l0[k]);
 			}
 		}
-		a3 = fz_reduce_lanes<fz_sum>(a3);
+		a3 = fz_reduce_group<fz_sum, 32>(a3);
 		const float t3 = a3 / (float)fz_n; // mean(x)
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
@@ -4083,7 +4083,7 @@ extern "C" __global__ void FZ_LANE_WIDE_ROW cg_row_k0_reg32l(
 				a6 = fz_sum::f(a6, p6);
 			}
 		}
-		a6 = fz_reduce_lanes<fz_sum>(a6);
+		a6 = fz_reduce_group<fz_sum, 32>(a6);
 		const float t6 = a6 / (float)fz_n; // mean(xc * xc)
 		const float t7 = t6 + t2; // var + eps
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)

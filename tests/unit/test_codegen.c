@@ -1044,7 +1044,8 @@ END_TEST
 /* Many rows of one or two 128-byte lines in a kernel that reads its rows
  * alone (launch_rules.c's line_rule): 8 threads a row, one chunk of every line
  * each, 256 threads a block, the entry bound to 8 blocks an SM (32
- * registers) and its reductions inline. Not fewer rows than fill the
+ * registers) and its reductions shuffles among the row's 8 threads, no
+ * shared memory. Not fewer rows than fill the
  * device once, nor other lengths, nor kernels with a column or broadcast
  * operand. */
 START_TEST(row_lines_take_eight_threads)
@@ -1059,7 +1060,8 @@ START_TEST(row_lines_take_eight_threads)
 	ck_assert_uint_eq(l.block[1], 32);
 	ck_assert_uint_eq(l.grid[0], 262144 / 32);
 	ck_assert(strstr(e->text, "__launch_bounds__(256, 8) test_k0_reg1("));
-	ck_assert(strstr(e->text, "fz_reduce_in<fz_max>") && strstr(e->text, "fz_reduce_in<fz_sum>"));
+	ck_assert(strstr(e->text, "fz_reduce_group<fz_max, 8>(") && strstr(e->text, "fz_reduce_group<fz_sum, 8>("));
+	ck_assert(!strstr(e->text, "fz_red[") && e->static_smem == 0);
 	l = launch(c, 0, (int64_t[]){131072, 64});
 	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg2");
@@ -1081,6 +1083,14 @@ START_TEST(row_lines_take_eight_threads)
 	ck_assert_str_eq(c->module.entries[lf.entry].symbol, "test_k0_reg1");
 	f.rows = 64;
 	ck_assert(!cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 32}, &dev, &f, &lf));
+	/* its reductions shuffle among 8 threads: no other group; the entry of
+	 * two chunks (fz_reduce_in) takes any */
+	f = (CgForce){.path = CG_PATH_REG, .K = 1, .threads = 4, .rows = 32, .grid = 100};
+	ck_assert(!cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 16}, &dev, &f, &lf));
+	f.K = 2;
+	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 16}, &dev, &f, &lf));
+	ck_assert_str_eq(c->module.entries[lf.entry].symbol, "test_k0_reg2");
+	ck_assert(strstr(c->module.entries[lf.entry].text, "fz_reduce_in<fz_max>"));
 	pipe_free(c);
 	/* halves: a line is 64 elements; not two (16 elements a thread), whose
 	 * entry is not written */
