@@ -175,7 +175,7 @@ static bool emit_node(RowK *R, NodeId id, DivMode div)
 		return true;
 	static const char *const fn[] = {"fz_divr(%s, %s, fz_rc%d)", "fz_divq(%s, %s, fz_rc%d, fz_dx)",
 	                                 "fz_divr_call(%s, %s, fz_rc%d)"};
-	/* a quotient of halves: x times the reciprocal (prelude_ops.c's cg_pre_halfmath) */
+	/* a quotient of halves: x times the reciprocal (prelude_ops.c's cg_pre_divrh) */
 	static const char *const fnh[] = {"fz_divrh(%s, %s, fz_rc%d)", "fz_divqh(%s, %s, fz_rc%d, fz_dx)",
 	                                  "fz_divrh(%s, %s, fz_rc%d)"};
 	bool half = n->dtype == FZ_F16 || n->dtype == FZ_BF16;
