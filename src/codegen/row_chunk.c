@@ -178,12 +178,12 @@ static bool emit_node(RowK *R, NodeId id, DivMode div)
 	/* a quotient of halves: x times the reciprocal (prelude_ops.c's cg_pre_divrh) */
 	static const char *const fnh[] = {"fz_divrh(%s, %s, fz_rc%d)", "fz_divqh(%s, %s, fz_rc%d, fz_dx)",
 	                                  "fz_divrh(%s, %s, fz_rc%d)"};
-	bool half = n->dtype == FZ_F16 || n->dtype == FZ_BF16;
-	if (half && row_div(R, n))
+	bool half = n->dtype == FZ_F16 || n->dtype == FZ_BF16, rdiv = row_div(R, n);
+	if (half && rdiv)
 		c->helpers |= CGH_DIVRH | CGH_HALFMATH;
-	const char *e = row_div(R, n) ? arena_printf(c->a, (half ? fnh : fn)[div], cg_value(c, n->args[0]),
-	                                             cg_value(c, n->args[1]), n->args[1])
-	                              : cg_node_expr(c, id);
+	const char *e = rdiv ? arena_printf(c->a, (half ? fnh : fn)[div], cg_value(c, n->args[0]),
+	                                    cg_value(c, n->args[1]), n->args[1])
+	                     : cg_node_expr(c, id);
 	if (!e)
 		return false;
 	cw_line(R->w, "const %s t%d = %s; // %s", cg_compute_type((fz_dtype)n->dtype), id, e, cg_comment(c, n));
