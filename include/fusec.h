@@ -304,7 +304,10 @@ FZ_API fz_status fz_run_set_graph(fz_run *r, int enable);
  * shapes; a dim set here must agree with them. */
 FZ_API fz_status fz_run_bind_dim(fz_run *r, const char *name, int64_t size);
 /* Bind an input to device memory: dtype, rank and literal sizes are checked
- * now, symbolic dims at launch (they must agree across inputs). */
+ * now, symbolic dims at launch (they must agree across inputs). Any element
+ * alignment works; buffers that start at a 16-byte boundary (as cudaMalloc's
+ * and PyTorch's do) take the fastest kernels, and a binding that changes
+ * that is like a change of shape: the next launch finds another plan. */
 FZ_API fz_status fz_run_bind_input(fz_run *r, const char *name, const void *device_ptr, fz_dtype dtype, int rank,
                                    const int64_t *shape);
 /* Bind an input to host memory: copied now (to device memory the run owns,

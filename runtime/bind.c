@@ -73,6 +73,27 @@ bool rt_same_shape(int rank, const int64_t *a, const int64_t *b)
 	return rank == 0 || memcmp(a, b, sizeof *a * (size_t)rank) == 0;
 }
 
+/* Whether a caller's buffer is 16-byte aligned decides the size plan (the
+ * aligned classes take only aligned buffers: cg_launch's `aligned`), so a
+ * change of it marks the run dirty, as a change of shape does. */
+static void mark_ragged(fz_run *r, bool *ragged, CUdeviceptr p)
+{
+	bool now = (p & 15) != 0;
+	r->dirty |= now != *ragged;
+	*ragged = now;
+}
+
+bool rt_bindings_aligned(const fz_run *r)
+{
+	for (int i = 0; i < r->g->ninputs; i++)
+		if (r->in[i].kind == BIND_DEVICE && r->in[i].ragged)
+			return false;
+	for (int i = 0; i < r->g->noutputs; i++)
+		if (r->out[i].user && r->out[i].ragged)
+			return false;
+	return true;
+}
+
 /* Record a tensor input's type; marks the run dirty if its shape changed. */
 static void set_input_shape(fz_run *r, RtInput *in, BindKind kind, int rank, const int64_t *shape)
 {
@@ -152,6 +173,7 @@ fz_status rt_bind_input_at(fz_run *r, int i, const void *device_ptr, fz_dtype dt
 	if ((s = rt_check_device_ptr(r->ctx, r->err, "input", name, (CUdeviceptr)(uintptr_t)device_ptr)) != FZ_OK)
 		return s;
 	set_input_shape(r, in, BIND_DEVICE, rank, shape);
+	mark_ragged(r, &in->ragged, (CUdeviceptr)(uintptr_t)device_ptr);
 	r->slot[r->g->inputs[i].node] = (CUdeviceptr)(uintptr_t)device_ptr;
 	return FZ_OK;
 }
@@ -221,6 +243,7 @@ fz_status fz_run_bind_input_host(fz_run *r, const char *name, const void *host_p
 	if ((s = copy_host_input(r, i, host_ptr, bytes)) != FZ_OK)
 		return s;
 	set_input_shape(r, in, BIND_HOST, rank, shape);
+	mark_ragged(r, &in->ragged, in->host_copy); /* (the run's own copy: aligned) */
 	r->slot[r->g->inputs[i].node] = in->host_copy;
 	return FZ_OK;
 }
@@ -310,6 +333,7 @@ fz_status rt_bind_output_at(fz_run *r, int i, void *device_ptr, fz_dtype dtype, 
 		return s;
 	if (!o->user || !rt_same_shape(rank, o->shape, shape))
 		r->dirty = true; /* checked against the output's shape at launch */
+	mark_ragged(r, &o->ragged, (CUdeviceptr)(uintptr_t)device_ptr);
 	o->user = (CUdeviceptr)(uintptr_t)device_ptr;
 	o->dtype = dtype;
 	o->rank = rank;

@@ -339,9 +339,11 @@ fz_status rt_jit_sizes(fz_program *p, const int64_t *dims, char *err)
 	fz_status s = FZ_OK;
 	for (int e = 0; !dims && e < m->nentries; e++)
 		need[e] = true;
+	/* the entries aligned buffers take (a run of ragged ones compiles its own
+	 * on its first launch) */
 	for (int k = 0; dims && k < plan->nkernels && s == FZ_OK; k++) {
 		CgLaunch l;
-		if (!cg_launch(m, plan, k, dims, &p->ctx->cg, &l))
+		if (!cg_launch(m, plan, k, dims, true, &p->ctx->cg, &l))
 			s = rt_fail(err, FZ_ERR_LIMIT, "kernel '%s' cannot be launched for these sizes", plan->kernels[k].name);
 		else if (!l.empty)
 			need[l.entry] = true;

@@ -156,7 +156,7 @@ static fz_status plan_launches(fz_run *r, RtSizePlan *sp, CgLaunch *cl, size_t *
 		return rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
 	fz_status s = FZ_OK;
 	for (int k = 0; k < r->plan->nkernels && s == FZ_OK; k++) {
-		if (!cg_launch(r->m, r->plan, k, sp->dims, &r->ctx->cg, &cl[k]))
+		if (!cg_launch(r->m, r->plan, k, sp->dims, sp->aligned, &r->ctx->cg, &cl[k]))
 			s = rt_fail(r->err, FZ_ERR_LIMIT, "kernel '%s' cannot be launched for these sizes",
 			            r->plan->kernels[k].name);
 		else if (!cl[k].empty && (cl[k].entry < 0 || cl[k].entry >= r->m->nentries))
@@ -249,7 +249,7 @@ static fz_status fill_launches(fz_run *r, RtSizePlan *sp, const CgLaunch *cl)
 	return FZ_OK;
 }
 
-static fz_status build_plan(fz_run *r, const int64_t *dims, RtSizePlan **out)
+static fz_status build_plan(fz_run *r, const int64_t *dims, bool aligned, RtSizePlan **out)
 {
 	const Graph *g = r->g;
 	int nk = r->plan->nkernels;
@@ -269,6 +269,7 @@ static fz_status build_plan(fz_run *r, const int64_t *dims, RtSizePlan **out)
 	}
 	if (g->ndims)
 		memcpy(sp->dims, dims, sizeof *dims * (size_t)g->ndims);
+	sp->aligned = aligned;
 	size_t nargs;
 	fz_status s = plan_launches(r, sp, cl, &nargs);
 	if (s == FZ_OK && (!(sp->params = calloc(nargs + 1, sizeof *sp->params)) ||
@@ -302,11 +303,11 @@ static void evict_plan(fz_run *r)
 	r->plans[lru] = r->plans[--r->nplans];
 }
 
-static RtSizePlan *find_plan(fz_run *r, const int64_t *dims)
+static RtSizePlan *find_plan(fz_run *r, const int64_t *dims, bool aligned)
 {
 	size_t n = sizeof *dims * (size_t)r->g->ndims;
 	for (int i = 0; i < r->nplans; i++)
-		if (n == 0 || memcmp(r->plans[i]->dims, dims, n) == 0)
+		if (r->plans[i]->aligned == aligned && (n == 0 || memcmp(r->plans[i]->dims, dims, n) == 0))
 			return r->plans[i];
 	return NULL;
 }
@@ -381,11 +382,12 @@ fz_status rt_prepare(fz_run *r)
 	if (!dims)
 		return rt_fail(r->err, FZ_ERR_NOMEM, "out of memory");
 	fz_status s = rt_resolve_dims(r, dims);
-	RtSizePlan *sp = s == FZ_OK ? find_plan(r, dims) : NULL;
+	bool aligned = rt_bindings_aligned(r);
+	RtSizePlan *sp = s == FZ_OK ? find_plan(r, dims, aligned) : NULL;
 	if (s == FZ_OK && !sp && (s = rt_check_reductions(r, dims)) == FZ_OK) {
 		if (r->nplans == RT_MAX_PLANS)
 			evict_plan(r);
-		if ((s = build_plan(r, dims, &sp)) == FZ_OK)
+		if ((s = build_plan(r, dims, aligned, &sp)) == FZ_OK)
 			r->plans[r->nplans++] = sp;
 	}
 	r->ncopies = 0;

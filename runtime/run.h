@@ -29,10 +29,12 @@ typedef struct RtInput {
 	CUdeviceptr host_copy;    /* BIND_HOST tensors: device memory the run owns */
 	size_t host_cap;
 	unsigned char scalar[8];  /* scalar inputs: the value in the dtype's storage format */
+	bool ragged;              /* BIND_DEVICE: the caller's pointer is not 16-byte aligned */
 } RtInput;
 
 typedef struct RtOutput {
 	CUdeviceptr user;         /* caller memory, or 0 */
+	bool ragged;              /* user: not 16-byte aligned */
 	fz_dtype dtype;
 	int rank;
 	int64_t shape[FZ_MAX_RANK]; /* of the caller's buffer */
@@ -60,7 +62,9 @@ typedef struct RtLaunch {
 } RtLaunch;
 
 typedef struct RtSizePlan {
-	int64_t *dims;            /* the key */
+	int64_t *dims;            /* the key, with aligned */
+	bool aligned;             /* every buffer 16-byte aligned (rt_bindings_aligned, cg_launch's
+	                             aligned): a ragged buffer takes another plan */
 	RtLaunch *launches;
 	int nlaunches;
 	void **params;            /* every launch's argument pointers */
@@ -117,6 +121,8 @@ fz_status rt_no_such(fz_run *r, const char *what, const char *name);
 /* Node n's type as the program declares it, for messages. */
 const char *rt_decl_text(fz_run *r, const Node *n, char *buf, size_t cap);
 bool rt_same_shape(int rank, const int64_t *a, const int64_t *b);
+/* Whether every caller's buffer bound now is 16-byte aligned (bind.c). */
+bool rt_bindings_aligned(const fz_run *r);
 /* Make sure *buf holds `bytes` (waiting for the stream before freeing). */
 fz_status rt_ensure_buffer(fz_run *r, CUdeviceptr *buf, size_t *cap, size_t bytes, const char *what);
 /* A double as a value of dtype t, in storage format; false if an integer

@@ -251,7 +251,7 @@ static const char *sized_stage(Compilation *c, const MainOptions *o, StrBuf *sb)
 		cg_print_device(sb, &dev);
 	for (int k = 0; k < c->plan.nkernels; k++) {
 		CgLaunch l;
-		if (!cg_launch(&c->module, &c->plan, k, dims, &dev, &l)) {
+		if (!cg_launch(&c->module, &c->plan, k, dims, true, &dev, &l)) { /* buffers aligned, as allocated */
 			cli_error("kernel '%s' cannot be launched for these sizes", c->plan.kernels[k].name);
 			return NULL;
 		}

@@ -194,6 +194,7 @@ typedef struct CgLaunch {
 	                               once, each looping over the work: the caller
 	                               may cut it to what the compiled entry's
 	                               registers really let fit */
+	bool aligned;               /* what the caller said of the buffers (cg_launch) */
 	bool l2_stream;             /* launch with an L2 access policy window marking the
 	                               inputs' lines streaming (evicted first): row
 	                               kernels that read their inputs once */
@@ -210,7 +211,14 @@ typedef struct CgLaunch {
 	int64_t dom[FZ_MAX_RANK];   /* the sizes of the kernel's domain (CGARG_DIVMAGIC) */
 } CgLaunch;
 
-bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out);
+/* Kernel k's launch at these sizes. `aligned`: every buffer the program's
+ * launches read or write starts at a 16-byte boundary (the caller's to say:
+ * the runtime tests its bindings). The aligned classes' entries (`_reg<K>`,
+ * `_reg<K>h`, `_rowa`) assume it and test nothing; where it is false the
+ * rules take the classes for rows of any length, as for a row length not a
+ * multiple of V. */
+bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, bool aligned, const CgDevice *dev,
+               CgLaunch *out);
 
 /* A resident grid cut to `fit` blocks: to a multiple of its grid_step
  * where fit is at least that (codegen's estimate and the runtime's cut to
@@ -236,6 +244,8 @@ typedef struct CgForce {
 	bool stream;                /* SPLIT: the entry without a row cache */
 	int K;                      /* TILE, REG: chunks a thread (its entry's class; REG 0: rk) */
 	bool hold;                  /* REG: the aligned class's entry that holds column operands */
+	bool unaligned;             /* a buffer is not 16-byte aligned: the classes for rows of any
+	                               length, as cg_launch's `aligned` false */
 } CgForce;
 
 bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev,

@@ -143,9 +143,10 @@ int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t 
 	return b;
 }
 
-/* Chunks a row touches: n / V when it is a multiple of V (the rows are
- * aligned alike), else up to one more for the row's alignment. */
-static int64_t row_chunks(int64_t n, int vec) { return n % vec == 0 ? n / vec : cdiv(n + vec - 1, vec); }
+/* Chunks a row touches: n / V where the rows are whole vectors at aligned
+ * addresses, else up to one more, counted from the 16-byte boundary before
+ * the row. */
+static int64_t row_chunks(int64_t n, int vec, bool whole) { return whole ? n / vec : cdiv(n + vec - 1, vec); }
 
 static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev)
 {
@@ -287,7 +288,8 @@ static int start(const CgModule *m, const Plan *p, int k, const int64_t *dims, C
 	return out->empty ? 0 : 1;
 }
 
-bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, const CgDevice *dev, CgLaunch *out)
+bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, bool aligned, const CgDevice *dev,
+               CgLaunch *out)
 {
 	int64_t numel;
 	int s = start(m, p, k, dims, out, &numel);
@@ -297,7 +299,9 @@ bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, con
 	Sizes z = sizes(ki, dev);
 	z.rows = out->rows;
 	z.n = out->n;
-	z.chunks = row_chunks(z.n, ki->vec);
+	z.whole = z.n % ki->vec == 0 && aligned;
+	z.chunks = row_chunks(z.n, ki->vec, z.whole);
+	out->aligned = aligned;
 	Choice ch;
 	if (ki->kind == KERNEL_POINTWISE)
 		launch_pointwise_rules(ki, numel, &ch);
@@ -318,8 +322,10 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	Sizes z = sizes(ki, dev);
 	z.rows = out->rows;
 	z.n = out->n;
-	z.chunks = f->masked ? cdiv(z.n + ki->vec - 1, ki->vec) : row_chunks(z.n, ki->vec);
-	bool masked = f->path == CG_PATH_ROW ? launch_row_masked(&z) : z.n % ki->vec != 0;
+	z.whole = z.n % ki->vec == 0 && !f->unaligned;
+	z.chunks = row_chunks(z.n, ki->vec, z.whole && !f->masked);
+	out->aligned = !f->unaligned;
+	bool masked = f->path == CG_PATH_ROW ? launch_row_masked(&z) : !z.whole;
 	Choice ch = {.path = f->path, .masked = f->masked || masked, .hold = f->hold, .stream = f->stream,
 	             .K = f->K, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid, .rpt = 1,

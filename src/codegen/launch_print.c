@@ -10,6 +10,16 @@
  */
 #include "codegen/cgint.h"
 
+/* Why the rows take a class for rows of any length: their length, or a
+ * buffer's alignment (cg_launch's `aligned`). */
+static void ragged(StrBuf *sb, const char *N, long long n, int V)
+{
+	if (n % V != 0)
+		sb_printf(sb, "%s = %lld is not a multiple of %d", N, n, V);
+	else
+		sb_printf(sb, "%s = %lld is a multiple of %d, but a buffer is not 16-byte aligned", N, n, V);
+}
+
 /* The TILE path's rules: the entry it takes, and why. */
 static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, const char *N)
 {
@@ -41,14 +51,17 @@ static void print_tile(StrBuf *sb, const CgModule *m, int k, const CgLaunch *l, 
 	else if (e->rowlen)
 		sb_puts(sb, ": the entry of that length, a thread a row, which reads its row from global memory, a warp's 32 "
 		            "rows' outputs staged through shared memory");
-	else if (l->rule == CG_RULE_TILE_SHIFT) /* launch_rules.c's tile_rules */
-		sb_printf(sb, "%s = %lld is not a multiple of %d, and the rows many: a block's %u rows staged through "
-		              "shared memory, each from its first element in %u threads of %d chunks, fewer chunks than "
-		              "the register path's masked class holds it in from the 16-byte boundary before it",
-		          N, n, V, l->block[1], l->block[0], e->K);
-	else
-		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), not a multiple of %d, and the rows many: a "
-		              "block's %u rows staged through shared memory", N, n, CG_TILE_CHUNKS, V, V, l->block[1]);
+	else if (l->rule == CG_RULE_TILE_SHIFT) { /* launch_rules.c's tile_rules */
+		ragged(sb, N, n, V);
+		sb_printf(sb, ", and the rows many: a block's %u rows staged through shared memory, each from its first "
+		              "element in %u threads of %d chunks, fewer chunks than the register path's masked class "
+		              "holds it in from the 16-byte boundary before it",
+		          l->block[1], l->block[0], e->K);
+	} else {
+		sb_printf(sb, "%s = %lld is short (at most %d chunks of %d), ", N, n, CG_TILE_CHUNKS, V);
+		sb_printf(sb, n % V ? "not a multiple of %d" : "a multiple of %d but a buffer not 16-byte aligned", V);
+		sb_printf(sb, ", and the rows many: a block's %u rows staged through shared memory", l->block[1]);
+	}
 }
 
 static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, const CgLaunch *l)
@@ -77,18 +90,20 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		sb_puts(sb, "no register path: what the passes carry would not fit in registers");
 		return;
 	case CG_RULE_REG_MASKED:
-		sb_printf(sb, "%s = %lld is not a multiple of %d: its chunks start at each row's alignment, the first and "
-		              "last masked, and %lld threads a row hold them in %d chunks of %d each", N, n, V, G, K, V);
+		ragged(sb, N, n, V);
+		sb_printf(sb, ": its chunks start at each row's alignment, the first and last masked, and %lld threads a "
+		              "row hold them in %d chunks of %d each", G, K, V);
 		return;
 	case CG_RULE_REG_LANE:
-		if (n % V == 0) /* launch_rules.c's lane_aligned */
+		if (n % V == 0 && l->aligned) /* launch_rules.c's lane_aligned */
 			sb_printf(sb, "%s = %lld is a multiple of %d, but the register path's threads would hold a fifth or "
 			              "more of their chunks past the row, and the rows many: %lld threads a row hold it in %d "
 			              "elements each, one at a time", N, n, V, G, K);
-		else
-			sb_printf(sb, "%s = %lld is not a multiple of %d, and the rows many: %lld threads a row hold it in %d "
-			              "elements each, one at a time, whatever the row's alignment",
-			          N, n, V, G, K);
+		else {
+			ragged(sb, N, n, V);
+			sb_printf(sb, ", and the rows many: %lld threads a row hold it in %d elements each, one at a time, "
+			              "whatever the row's alignment", G, K);
+		}
 		return;
 	case CG_RULE_ROW_EMPTY: sb_printf(sb, "%s = 0: rows of no elements, their per-row outputs", N); return;
 	case CG_RULE_ROW_LONG:
@@ -202,6 +217,8 @@ void cg_print_launch(StrBuf *sb, const CgModule *m, const Plan *p, int k, const 
 		sb_printf(sb, ", whole chunks of %d from the row's start", ki->vec);
 	sb_puts(sb, "\n  rule       ");
 	print_rule(sb, m, p, k, l);
+	if (kn->kind == KERNEL_ROW && !l->aligned) /* cg_launch's `aligned` */
+		sb_puts(sb, "\n  buffers    not all 16-byte aligned: no aligned class, only those for rows of any length");
 	sb_printf(sb, "\n  entry      %s\n", e->symbol);
 	sb_printf(sb, "  grid       %u x %u x %u%s", l->grid[0], l->grid[1], l->grid[2],
 	          l->cooperative ? " (cooperative)" : "");

@@ -120,7 +120,7 @@ static bool split_rules(const Sizes *z, bool few, Choice *ch)
  * f16 1000x24576 42.4 -> 33.6, rmsnorm f32 256x32768 25.7 -> 24.0 (11
  * points, 0.76-0.97x; docs/performance.md, "The row cache's aligned
  * class"). */
-bool launch_row_masked(const Sizes *z) { return z->n % z->ki->vec != 0 || z->n >= ((int64_t)1 << 30); }
+bool launch_row_masked(const Sizes *z) { return !z->whole || z->n >= ((int64_t)1 << 30); }
 
 /* Many rows too long to cache on chip: a block a row, as many blocks as are
  * resident, each with its row cache in the workspace. */
@@ -164,7 +164,7 @@ CgRule launch_reg_rule(const Sizes *z, int64_t G)
 		return CG_RULE_ROW_EMPTY;
 	if (z->chunks > G * ki->rk)
 		return CG_RULE_ROW_LONG;
-	bool masked = z->n % ki->vec != 0;
+	bool masked = !z->whole;
 	if (reg_pf_bytes(ki, masked) * (G <= 32 ? 128 : G) > z->optin)
 		return CG_RULE_ROW_PREFETCH;
 	return masked ? CG_RULE_REG_MASKED : CG_RULE_REG;
@@ -216,7 +216,7 @@ CgRule launch_reg_rule(const Sizes *z, int64_t G)
  * 19.0 more); those of two inline fz_reduce_in. */
 static bool line_rule(const Sizes *z)
 {
-	return z->ki->reg_line && z->n % z->ki->vec == 0 &&
+	return z->ki->reg_line && z->whole &&
 	       (z->chunks == CG_LINE_THREADS || z->chunks == 2 * CG_LINE_THREADS) &&
 	       z->chunks / CG_LINE_THREADS * z->ki->vec <= CG_LINE_ELEMS && z->rows * CG_LINE_THREADS >= z->sms * z->tps;
 }
@@ -248,7 +248,7 @@ static int reg_k(const Sizes *z)
 	const struct CgKernelInfo *ki = z->ki;
 	if (line_rule(z))
 		return (int)(z->chunks / CG_LINE_THREADS);
-	bool narrow = ki->reg_narrow && z->n % ki->vec == 0 && z->chunks >= 2 && z->chunks <= CG_REG_NARROW_CHUNKS;
+	bool narrow = ki->reg_narrow && z->whole && z->chunks >= 2 && z->chunks <= CG_REG_NARROW_CHUNKS;
 	return !narrow ? ki->rk : z->chunks == 2 ? 1 : 2;
 }
 
@@ -268,7 +268,7 @@ static int reg_k(const Sizes *z)
  * 5-34% (layernorm f32 8380x1001 26.4 -> 29.6, 2046x4099 27.7 -> 37.0). */
 static bool hold_rule(const Sizes *z, int64_t G)
 {
-	return z->ki->reg_hold && z->n % z->ki->vec == 0 && G <= CG_HOLD_THREADS / 2;
+	return z->ki->reg_hold && z->whole && G <= CG_HOLD_THREADS / 2;
 }
 
 /* Rows the register path would hold in a group of more than 512 threads
@@ -404,7 +404,7 @@ static bool tile_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
 	int64_t chunks = cdiv(z->n, ki->vec), kmax = ki->tile_kmax;
-	bool aligned = z->n % ki->vec == 0;
+	bool aligned = z->whole;
 	if (ki->ntiles == 0 || kmax == 0 || z->n == 0 || (aligned && (chunks > kmax || chunks > ki->rk)))
 		return false;
 	int64_t G = chunks <= kmax ? 1 : pow2ceil(cdiv(chunks, kmax)), K = G == 1 ? pow2ceil(chunks) : kmax;
@@ -484,7 +484,7 @@ static bool lane_rules(const Sizes *z, Choice *ch)
 {
 	const struct CgKernelInfo *ki = z->ki;
 	int64_t K = cdiv(z->n, CG_LANE_THREADS);
-	if (ki->lane_lo == 0 || (z->n % ki->vec == 0 && !lane_aligned(z)) || K < ki->lane_lo || K > ki->lane_hi ||
+	if (ki->lane_lo == 0 || (z->whole && !lane_aligned(z)) || K < ki->lane_lo || K > ki->lane_hi ||
 	    z->rows * CG_LANE_THREADS < z->sms * z->tps / 2)
 		return false;
 	*ch = (Choice){.path = CG_PATH_REG, .lane = true, .K = (int)K, .G = CG_LANE_THREADS, .R = CG_LANE_ROWS,

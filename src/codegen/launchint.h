@@ -33,6 +33,9 @@ static inline int64_t seg_len(int64_t n, int64_t S, int vec)
 typedef struct Sizes {
 	const struct CgKernelInfo *ki;
 	int64_t rows, n, chunks;
+	bool whole;                /* the rows are whole vectors at aligned addresses: n a
+	                              multiple of V, every buffer 16-byte aligned (cg_launch's
+	                              `aligned`); else the classes for rows of any length */
 	int64_t sms, tps;          /* SMs, threads an SM */
 	int64_t optin;             /* dynamic shared memory a block may have */
 	int64_t smem_sm, per_block;/* shared memory an SM has; what a block costs it besides its dynamic bytes */

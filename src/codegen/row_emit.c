@@ -260,22 +260,19 @@ static void name_scalars(RowK *R)
 	}
 }
 
-/* The register path's class for rows of a multiple of V: whether every
- * row's chunks are aligned, once for the launch. */
+/* The aligned classes (rows of a multiple of V): every vector of every row
+ * aligned, a constant. The host decides (cg_launch's `aligned`: the
+ * runtime tests its bindings), taking these classes only where every
+ * buffer is 16-byte aligned, the classes for rows of any length elsewhere.
+ * Tested here once a launch instead (a test of n and of each pointer before
+ * the first load), the entries of rows of one line were 3.5% and 2% slower
+ * (H200, bench/cubin_lab.py, softmax f16 2097152x64 142.8 -> 137.8 us, f32
+ * 1048576x32 71.6 -> 70.2: docs/performance.md, "The aligned classes
+ * decided on the host"). */
 static void emit_vec_test(RowK *R, CgW *w)
 {
-	Cg *c = R->c;
-	const Kernel *k = R->k;
-	StrBuf cond;
-	sb_init(&cond, c->a);
-	sb_printf(&cond, "fz_n %% %d == 0", R->vec);
-	for (int i = 0; i < k->nparams; i++) {
-		const KParam *kp = &k->params[i];
-		if ((kp->kind == PARAM_IN || kp->kind == PARAM_OUT) && R->used[i] && row_is_colv(R, kp->node))
-			sb_printf(&cond, " && fz_aligned(%s, %d)", cg_param_name(c, i),
-			          cg_vec_align(R->vec, (fz_dtype)c->g->nodes[kp->node].dtype));
-	}
-	cw_line(w, "const bool fz_vec = %s;", sb_str(&cond));
+	cw_line(w, "const bool fz_vec = true; // %s %% %d == 0, every buffer 16-byte aligned (cg_launch's aligned class)",
+	        cg_extent(R->c, R->k, R->r - 1, R->r), R->vec);
 }
 
 /* What every path declares first: the reductions' scratch, the sizes, the
@@ -519,7 +516,6 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->m->entries[c->m->nentries - 1].unstaged = row_tile_unstaged(R);
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
-	R->vec_arg = "fz_vec";
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	CgW body, before, inside, next, shift, nshift, *out = c->w;
 	StrBuf *bsb = new_text(c, &body, 2), *isb = new_text(c, &inside, 2), *nsb = new_text(c, &next, 2);

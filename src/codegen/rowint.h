@@ -56,7 +56,8 @@ typedef struct RowPath {
 	/* The row's chunks start where its primary stream is 16-byte aligned, row
 	 * by row (fz_s elements before the row's start): any row alignment at
 	 * full vector width. false: from the row's start (rows of a multiple of
-	 * V, fz_vec saying once whether the launch's pointers are aligned; or a
+	 * V at aligned addresses, fz_vec a constant: cg_launch takes those classes only
+	 * where every buffer is 16-byte aligned; or a
 	 * row staged in shared memory, which needs no alignment). */
 	bool shifted;
 	/* The register path's lane class: chunks of one element (V = 1 while its
@@ -130,8 +131,6 @@ struct RowK {
 	                           reads the row's whole-chunk test fz_w<i> */
 	int ring_bytes;         /* the stream entry: bytes of its ring a thread, the most of any
 	                           pass (row_ring.c) */
-	const char *vec_arg;    /* ROW's aligned class: the pass being written's answer to fz_vec
-	                           ("true", "false"; row_loop.c writes each pass for both) */
 };
 
 /* ---- row_plan.c ------------------------------------------------------------ */

@@ -209,8 +209,10 @@ static CgDevice emu_device(void)
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* The forced launch of schedule s; false if the path cannot take these sizes
- * (the register path: a row not a positive multiple of V, or too long). */
-static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, Sched s, CgLaunch *l)
+ * (the register path: a row not a positive multiple of V, or too long).
+ * aligned: every buffer 16-byte aligned (else the classes for rows of any
+ * length, as cg_launch takes them). */
+static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, bool aligned, Sched s, CgLaunch *l)
 {
 	const Kernel *kn = &p->kernels[k];
 	const struct CgKernelInfo *ki = &m->kinfo[k];
@@ -219,6 +221,7 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 	if (kn->kind == KERNEL_POINTWISE) {
 		f = (CgForce){.path = CG_PATH_POINTWISE, .threads = 32, .rows = 1};
 		f.grid = l->grid[0] < 2 ? l->grid[0] : 2;
+		f.unaligned = !aligned;
 		return cg_launch_forced(m, p, k, dims, &dev, &f, l);
 	}
 	int64_t rows = l->rows, n = l->n;
@@ -280,6 +283,7 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.stream = s == SCHED_SPLIT_STREAM; /* the entry without a row cache (where the kernel has one) */
 	}
 	f.grid = (unsigned)(f.splits > 1 ? 2 : cdiv(rows, f.rows) < 3 ? cdiv(rows, f.rows) : 3);
+	f.unaligned = !aligned;
 	return cg_launch_forced(m, p, k, dims, &dev, &f, l);
 }
 
@@ -418,11 +422,12 @@ static bool plan_kernel(Run *run, int k, CgLaunch *l)
 {
 	Compilation *c = run->c;
 	CgDevice dev = emu_device();
-	ck_assert(cg_launch(&c->module, &c->plan, k, run->dims, &dev, l));
+	bool aligned = run->misalign == 0; /* (as the runtime tests its bindings) */
+	ck_assert(cg_launch(&c->module, &c->plan, k, run->dims, aligned, &dev, l));
 	CgLaunch auto_l = *l;
 	if (run->sched == SCHED_AUTO || l->empty)
 		return run->sched == SCHED_AUTO;
-	if (force(&c->module, &c->plan, k, run->dims, run->sched, l))
+	if (force(&c->module, &c->plan, k, run->dims, aligned, run->sched, l))
 		return true;
 	*l = auto_l;
 	return false;

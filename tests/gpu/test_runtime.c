@@ -339,7 +339,7 @@ static void launch_checked(fz_program *p, const int64_t *dims, uint64_t seed)
 static int entry_at(const fz_program *p, const int64_t *dims)
 {
 	CgLaunch l;
-	ck_assert(cg_launch(&p->c->module, &p->c->plan, 0, dims, &p->ctx->cg, &l));
+	ck_assert(cg_launch(&p->c->module, &p->c->plan, 0, dims, true, &p->ctx->cg, &l));
 	return l.entry;
 }
 

@@ -516,3 +516,48 @@ def test_half_division_by_a_row_value_at_every_divisor(cuda, dtype, cols):
         i, k = (int(v) for v in torch.nonzero(bad)[0])
         raise AssertionError(f"{float(a[i, k])!r} / {float(d[i])!r}: {int(bad.sum())} of {bad.numel()} quotients "
                              f"differ by more than a unit; got {float(got[i, k])!r}, expected {float(want[i, k])!r}")
+
+
+# The aligned classes (`_reg<K>`, `_reg<K>h`, `_rowa`: every vector of every
+# row aligned, tested nowhere in the kernel) take only buffers that are: the
+# same program at the same shape, called with its input, its output or both
+# one element past an allocation's start, and aligned again, matches float64
+# each time (the run takes another size plan: runtime/bind.c's mark_ragged,
+# codegen's cg_launch `aligned`). Shapes that take each aligned class on an
+# H100 or H200: rows of one 128-byte line (8 threads a row), of 1024 in
+# registers, the entry holding column operands (layernorm f32 8191x1024),
+# the row cache's (bf16 rows of 32768).
+ALIGNED_CLASSES = [("softmax", "f32", 40000, 32), ("softmax", "f16", 40000, 64), ("softmax", "f32", 4096, 1024),
+                   ("layernorm", "f32", 8191, 1024), ("softmax", "bf16", 300, 32768)]
+
+
+@pytest.mark.parametrize("name,dtype,rows,cols", ALIGNED_CLASSES)
+def test_aligned_classes_take_only_aligned_buffers(cuda, name, dtype, rows, cols):
+    torch = cuda
+    td = _torch_dtype(torch, dtype)
+    cast = (lambda e: e) if dtype == "f32" else (lambda e: f"{dtype}({e})")
+    if name == "softmax":
+        prog = fusec.compile(f"in x: {dtype}[B, N]\ne = exp(x - max(x))\nout y = {cast('e / sum(e)')}\n")
+    else:
+        prog = fusec.compile(f"in x: {dtype}[B, N]\nin w: {dtype}[N]\nin b: {dtype}[N]\nd = x - mean(x)\n"
+                             f"out y = {cast('d * rsqrt(mean(d * d) + 1e-5) * w + b')}\n")
+    g = torch.Generator(device="cuda").manual_seed(rows + cols)
+    x = torch.randn(rows, cols, device="cuda", generator=g).to(td)
+    cols_in = [torch.randn(cols, device="cuda", generator=g).to(td) for _ in range(2)] if name != "softmax" else []
+    xd = x.double()
+    if name == "softmax":
+        want = torch.softmax(xd, -1)
+    else:
+        d = xd - xd.mean(-1, keepdim=True)
+        want = d * (d * d).mean(-1, keepdim=True).add(1e-5).rsqrt() * cols_in[0].double() + cols_in[1].double()
+
+    def shifted(t):
+        return torch.empty(t.numel() + 1, device="cuda", dtype=t.dtype)[1:].view(t.shape).copy_(t)
+
+    for ragged in ["", "x", "y", "xy", ""]:
+        xa = shifted(x) if "x" in ragged else x
+        out = shifted(torch.zeros_like(x)) if "y" in ragged else None
+        got = prog(xa, *cols_in, out=out) if out is not None else prog(xa, *cols_in)
+        assert out is None or got is out
+        assert_close(f"{name} {dtype} {rows}x{cols} ragged {ragged or 'none'}", got.double().cpu().numpy(),
+                     want.cpu().numpy(), dtype, cols)

@@ -334,12 +334,11 @@ START_TEST(lines_commented)
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
 	 * each of the fifty-three entries (the register path's two classes and
-	 * its thirty lane entries, the general loop and its aligned class, which
-	 * writes each pass twice, split rows, the eighteen entries of staged
-	 * rows); split
+	 * its thirty lane entries, the general loop and its aligned class, split
+	 * rows, the eighteen entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 230);
+	ck_assert_int_eq(lines, 227);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -450,7 +449,7 @@ START_TEST(division_magic_arguments)
 	int64_t dims[3] = {5, 6, 7};
 	CgDevice dev = {.sm_count = 4, .max_threads_per_sm = 2048, .smem_per_block_optin = 48 << 10};
 	CgLaunch l;
-	ck_assert(cg_launch(m, &c->plan, 0, dims, &dev, &l));
+	ck_assert(cg_launch(m, &c->plan, 0, dims, true, &dev, &l));
 	CgArg a = {CGARG_DIVMAGIC, 1 * CG_DIV_AXES + 3};
 	ck_assert_uint_eq((uint64_t)cg_launch_arg(m, 0, &l, &a), cg_div_magic(42));
 	a.index = 2 * CG_DIV_AXES + 3;
@@ -658,7 +657,7 @@ static CgLaunch launch(Compilation *c, int k, const int64_t *dims)
 {
 	CgLaunch l;
 	CgDevice d = h100();
-	ck_assert(cg_launch(&c->module, &c->plan, k, dims, &d, &l));
+	ck_assert(cg_launch(&c->module, &c->plan, k, dims, true, &d, &l));
 	return l;
 }
 
@@ -1339,12 +1338,13 @@ START_TEST(masked_bits)
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_cld(l1, fz_c1 + k * fz_pfk * 8);"));
 	ck_assert_ptr_null(strstr(e->text, ", true>("));
 	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l"));
-	/* each pass written twice, for pointers aligned and not, each answer a constant */
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, true);"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, false);"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_strg(out_y + fz_r0, j0, true, v"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_strg(out_y + fz_r0, j0, false, v"));
-	ck_assert_ptr_null(strstr(rowa->text, ", fz_vec)"));
+	/* each pass written once, its vectors aligned: a constant (cg_launch
+	 * takes the class only for aligned buffers) */
+	ck_assert_ptr_nonnull(strstr(rowa->text, "const bool fz_vec = true; // dim_N % 8 == 0"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, fz_vec);"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_strg(out_y + fz_r0, j0, fz_vec, v"));
+	ck_assert_ptr_null(strstr(rowa->text, "if (fz_vec)"));
+	ck_assert_ptr_null(strstr(rowa->text, "fz_aligned(in_x"));
 	pipe_free(c);
 	/* f32: plain loads in the register rows, kept in the general loop */
 	c = compile_mode("in x: f32[B, N]\nin w: f32[N]\nm = mean(x)\nout y = (x - m) * w\n", true);
@@ -1357,10 +1357,10 @@ START_TEST(masked_bits)
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldr<false>(l"));
 	ck_assert_ptr_null(strstr(e->text, ", true>("));
 	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l1, in_w, j0, fz_e);"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, true);"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, fz_vec);"));
 	/* its loops and its copy: 32-bit offsets from the row's start, no element checked */
 	ck_assert_ptr_nonnull(strstr(rowa->text, "for (int j0 = fz_j; j0 < fz_e; j0 += fz_step)"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, true, "));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, fz_vec, "));
 	ck_assert_ptr_null(strstr(rowa->text, "fz_inrow"));
 	pipe_free(c);
 }
@@ -1993,7 +1993,8 @@ END_TEST
 /* A pointwise kernel's vector part is taken where every full-shape pointer
  * is aligned; broadcast operands are decided chunk by chunk (an odd row
  * length does not send the launch to the element loop). A row kernel's
- * where every row's elements split into whole chunks too. */
+ * aligned classes test nothing: the host takes them only for rows of whole
+ * chunks at aligned addresses (aligned_classes_on_the_host). */
 START_TEST(vector_conditions)
 {
 	Compilation *c = compile_mode("in x: f32[B, N]\nin b: f32[N]\nin r: f32[B, 1]\nin h: f16[B, N]\n"
@@ -2006,9 +2007,82 @@ START_TEST(vector_conditions)
 	ck_assert_int_eq(c->module.kinfo[0].vec, 8);
 	pipe_free(c);
 	c = compile_mode(softmax, true);
-	ck_assert_ptr_nonnull(strstr(c->module.source, "const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && "
-	                                               "fz_aligned(out_y, 16);"));
+	ck_assert_ptr_nonnull(strstr(c->module.source, "const bool fz_vec = true; // dim_N % 4 == 0, every buffer "
+	                                               "16-byte aligned (cg_launch's aligned class)\n"));
 	pipe_free(c);
+}
+END_TEST
+
+/* The aligned classes (`_reg<K>`, `_reg<K>h`, `_rowa`: fz_vec a constant)
+ * take only buffers the caller says are 16-byte aligned; a ragged buffer
+ * takes the classes for rows of any length, as a ragged row length does,
+ * and --emit=launch says why. */
+static bool assumes_aligned(const Compilation *c, const CgLaunch *l)
+{
+	return !l->empty && strstr(c->module.entries[l->entry].text, "const bool fz_vec = true;") != NULL;
+}
+
+START_TEST(aligned_classes_on_the_host)
+{
+	static const char *srcs[] = {
+		"in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n",
+		"in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n",
+		"in x: f32[B, N]\nin w: f32[N]\nin b: f32[N]\nm = mean(x)\nd = x - m\n"
+		"out y = d * rsqrt(mean(d * d) + 1e-5) * w + b\n",
+		"in x: bf16[B, N]\nin w: bf16[N]\nout y = bf16(x * rsqrt(mean(x * x) + 1e-6) * w)\n",
+	};
+	static const int64_t rows[] = {1, 100, 8191, 262144};
+	CgDevice d = h100();
+	Arena *a = arena_new();
+	int taken = 0;
+	for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+		Compilation *c = compile_mode(srcs[i], true);
+		int V = c->module.kinfo[0].vec;
+		for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+			for (int64_t n = V; n <= 65536; n = n < 256 ? n + V : n * 2) {
+				int64_t dims[2] = {rows[r], n};
+				CgLaunch al, un;
+				ck_assert(cg_launch(&c->module, &c->plan, 0, dims, true, &d, &al));
+				ck_assert(cg_launch(&c->module, &c->plan, 0, dims, false, &d, &un));
+				ck_assert(al.aligned && !un.aligned);
+				ck_assert_msg(!assumes_aligned(c, &un), "%s at %lldx%lld: ragged buffers take %s", srcs[i],
+				              (long long)rows[r], (long long)n, c->module.entries[un.entry].symbol);
+				if (!assumes_aligned(c, &al))
+					continue;
+				taken++;
+				StrBuf sb;
+				sb_init(&sb, a);
+				cg_print_launch(&sb, &c->module, &c->plan, 0, &un);
+				ck_assert_msg(strstr(sb_str(&sb), "\n  buffers    not all 16-byte aligned: no aligned class, "
+				                                  "only those for rows of any length\n"),
+				              "%s", sb_str(&sb));
+				if (un.rule == CG_RULE_REG_MASKED)
+					ck_assert_msg(strstr(sb_str(&sb), "is a multiple of 8, but a buffer is not 16-byte aligned: "
+					                                  "its chunks start at each row's alignment") ||
+					                  strstr(sb_str(&sb), "is a multiple of 4, but a buffer is not 16-byte aligned: "
+					                                      "its chunks start at each row's alignment"),
+					              "%s", sb_str(&sb));
+			}
+		pipe_free(c);
+	}
+	ck_assert_int_gt(taken, 100);
+	/* forced: the register path's aligned class becomes the masked one; the
+	 * entry holding column operands (aligned class only) is refused */
+	Compilation *c = compile_mode(srcs[2], true);
+	CgLaunch l;
+	CgForce f = {.path = CG_PATH_REG, .threads = 64, .rows = 1, .grid = 10};
+	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){40, 1000}, &d, &f, &l));
+	ck_assert(assumes_aligned(c, &l));
+	f.unaligned = true;
+	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){40, 1000}, &d, &f, &l));
+	ck_assert(!assumes_aligned(c, &l) && c->module.entries[l.entry].masked);
+	f.hold = true;
+	ck_assert(!cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){40, 1000}, &d, &f, &l));
+	f.unaligned = false;
+	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){40, 1000}, &d, &f, &l));
+	ck_assert(assumes_aligned(c, &l) && c->module.entries[l.entry].hold);
+	pipe_free(c);
+	arena_free(a);
 }
 END_TEST
 
@@ -2142,6 +2216,7 @@ static Suite *codegen_suite(void)
 	tcase_add_test(t, division_magic);
 	tcase_add_test(t, division_magic_arguments);
 	tcase_add_test(t, vector_conditions);
+	tcase_add_test(t, aligned_classes_on_the_host);
 	suite_add_tcase(s, t);
 	t = tcase_create("nvrtc");
 	tcase_set_timeout(t, 120);

@@ -931,7 +931,7 @@ START_TEST(per_op_and_sizes)
 		int64_t want_zeroed = 0;
 		for (int kk = 0; kk < nk; kk++) {
 			CgLaunch cl;
-			ck_assert(cg_launch(&p->c->module, &p->c->plan, kk, sizes[k], &ctx->cg, &cl));
+			ck_assert(cg_launch(&p->c->module, &p->c->plan, kk, sizes[k], true, &ctx->cg, &cl));
 			want_memsets += cl.workspace_zero > 0;
 			want_zeroed += cl.workspace_zero;
 		}
@@ -1098,6 +1098,44 @@ static const FakeOp *launch_rms(fz_run *r, int64_t rows, int64_t cols, CUdevicep
 	ck_assert_int_eq(fake.ran[fake.nran - 1].kind, FK_KERNEL);
 	return &fake.ran[fake.nran - 1];
 }
+
+/* A caller's buffer not 16-byte aligned takes the classes for rows of any
+ * length, in a size plan of its own (cg_launch's `aligned`, bind.c's
+ * mark_ragged): the same sizes with x, then y, one element off, aligned
+ * again, both off; each launch runs the entry cg_launch chooses so, and
+ * the aligned class (fz_vec a constant) only for aligned buffers. */
+START_TEST(ragged_buffers_take_their_own_plan)
+{
+	fz_program *p = compile("in x: f32[B, N]\ne = exp(x - max(x))\nout y = e / sum(e)\n", 1);
+	ck_assert_int_eq(p->c->plan.nkernels, 1);
+	fz_run *r;
+	ck_assert_int_eq(fz_run_create(p, NULL, &r), FZ_OK);
+	f_cuCtxPushCurrent(PRIMARY);
+	const int64_t shape[2] = {40000, 32};
+	const struct {
+		CUdeviceptr x, y;
+		bool aligned;
+	} binds[] = {{X, Z, true}, {X + 4, Z, false}, {X, Z + 4, false}, {X, Z, true}, {X + 4, Z + 4, false}};
+	const CgModule *m = &p->c->module;
+	for (size_t i = 0; i < sizeof binds / sizeof binds[0]; i++) {
+		ck_assert_int_eq(fz_run_bind_input(r, "x", (void *)(uintptr_t)binds[i].x, FZ_F32, 2, shape), FZ_OK);
+		ck_assert_int_eq(fz_run_bind_output(r, "y", (void *)(uintptr_t)binds[i].y, FZ_F32, 2, shape), FZ_OK);
+		clear_counts();
+		ck_assert_int_eq(fz_run_launch(r), FZ_OK);
+		ck_assert_int_eq(fake.nran, 1);
+		CgLaunch cl;
+		ck_assert(cg_launch(m, &p->c->plan, 0, shape, binds[i].aligned, &ctx->cg, &cl));
+		const char *name = fake.ran[0].f->name;
+		ck_assert_str_eq(name, m->entries[cl.entry].symbol);
+		ck_assert_int_eq(strstr(m->entries[cl.entry].text, "const bool fz_vec = true;") != NULL, binds[i].aligned);
+		ck_assert_uint_eq(fake.ran[0].args[0], binds[i].x);
+		ck_assert_uint_eq(fake.ran[0].args[1], binds[i].y);
+	}
+	fz_run_destroy(r);
+	f_cuCtxPopCurrent(&(CUcontext){0});
+	fz_program_destroy(p);
+}
+END_TEST
 
 START_TEST(row_kernels_stream_their_inputs)
 {
@@ -1433,6 +1471,7 @@ int main(void)
 	tcase_add_test(tc, outputs_every_launch);
 	tcase_add_test(tc, shared_memory_opt_in);
 	tcase_add_test(tc, row_kernels_stream_their_inputs);
+	tcase_add_test(tc, ragged_buffers_take_their_own_plan);
 	tcase_add_test(tc, pointers_of_another_device);
 	tcase_add_test(tc, prepare_ahead_of_launch);
 	tcase_add_test(tc, interpreted_launch);
