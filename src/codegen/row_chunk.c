@@ -97,7 +97,7 @@ const char *row_load(RowK *R, int i, const char *o, const char *j0, const char *
 	Hint hint = row_hint(R, i);
 	bool keep = hint == HINT_KEEP;
 	if (row_loop_aligned(R)) /* whole chunks */
-		return arena_printf(R->c->a, "fz_ldr<true%s>(%s, %s, %s, %s);", keep ? ", true" : "", o, ptr, j0, "fz_vec");
+		return arena_printf(R->c->a, "fz_ldr<true%s>(%s, %s, %s, %s);", keep ? ", true" : "", o, ptr, j0, R->vec_arg);
 	if (R->aligned[i] || !R->path->shifted) /* chunks from the row's start: a column operand's too */
 		return arena_printf(R->c->a, "fz_ldm%s(%s, %s, %s, %s, fz_v%d);",
 		                    keep ? "<true>" : hint == HINT_LAST ? "<false, true>" : "", o, ptr, j0, n, i);
@@ -118,7 +118,7 @@ const char *row_store(RowK *R, int i, const char *j0, const char *n, const char 
 	if (R->path->lane) /* (its caller tests the bound) */
 		return arena_printf(R->c->a, "fz_st1(%s, %s, %s);", ptr, j0, o);
 	if (row_loop_aligned(R))
-		return arena_printf(R->c->a, "fz_strg(%s, %s, fz_vec, %s);", ptr, j0, o);
+		return arena_printf(R->c->a, "fz_strg(%s, %s, %s, %s);", ptr, j0, R->vec_arg, o);
 	return arena_printf(R->c->a, "fz_stm%s(%s, %s, %s, %s, %s);", R->stream ? "<true>" : "", ptr, j0, n,
 	                    R->aligned[i] ? arena_printf(R->c->a, "fz_v%d", i) : "false", o);
 }

@@ -260,19 +260,53 @@ static void name_scalars(RowK *R)
 	}
 }
 
+/* Whether the kernel reads column operands (inputs along the row, the same
+ * in every row: layernorm's w and b). */
+static bool reads_columns(const RowK *R)
+{
+	for (int i = 0; i < R->k->nparams; i++) {
+		const KParam *kp = &R->k->params[i];
+		if (kp->kind == PARAM_IN && row_is_colv(R, kp->node) && !row_is_rowvar(R, kp->node))
+			return true;
+	}
+	return false;
+}
+
 /* The aligned classes (rows of a multiple of V): every vector of every row
  * aligned, a constant. The host decides (cg_launch's `aligned`: the
  * runtime tests its bindings), taking these classes only where every
  * buffer is 16-byte aligned, the classes for rows of any length elsewhere.
  * Tested here once a launch instead (a test of n and of each pointer before
- * the first load), the entries of rows of one line were 3.5% and 2% slower
- * (H200, bench/cubin_lab.py, softmax f16 2097152x64 142.8 -> 137.8 us, f32
- * 1048576x32 71.6 -> 70.2: docs/performance.md, "The aligned classes
- * decided on the host"). */
+ * the first load), the entry of rows of one line was slower (H200: the lab,
+ * bench/cubin_lab.py, softmax f16 2097152x64 142.8 -> 137.8 us, f32
+ * 1048576x32 71.8 -> 70.2; in the sweep's replay, bench/replay_ab.py,
+ * 136.9 -> 135.9 and 71.1 -> 70.1), and so were others by up to 2.5%
+ * (softmax f32 512x16384 `_rowa` 20.3 -> 19.8, f16 4096x4096 18.6 ->
+ * 18.2; docs/performance.md, "The aligned classes decided on the host"). But
+ * kernels that read column operands still test (R->vec_test): with the
+ * constant, ptxas issued `_rowa`'s load of b after w's had arrived
+ * (layernorm bf16 511x32768 23.4 -> 24.8) and the holding entry took 81
+ * registers for 74 (layernorm f32 8191x1024 18.8 -> 19.4). */
 static void emit_vec_test(RowK *R, CgW *w)
 {
-	cw_line(w, "const bool fz_vec = true; // %s %% %d == 0, every buffer 16-byte aligned (cg_launch's aligned class)",
-	        cg_extent(R->c, R->k, R->r - 1, R->r), R->vec);
+	Cg *c = R->c;
+	const Kernel *k = R->k;
+	if (!R->vec_test) {
+		cw_line(w, "const bool fz_vec = true; // %s %% %d == 0, every buffer 16-byte aligned (cg_launch's aligned class)",
+		        cg_extent(c, k, R->r - 1, R->r), R->vec);
+		return;
+	}
+	StrBuf cond;
+	sb_init(&cond, c->a);
+	sb_printf(&cond, "fz_n %% %d == 0", R->vec);
+	for (int i = 0; i < k->nparams; i++) {
+		const KParam *kp = &k->params[i];
+		if ((kp->kind == PARAM_IN || kp->kind == PARAM_OUT) && R->used[i] && row_is_colv(R, kp->node))
+			sb_printf(&cond, " && fz_aligned(%s, %d)", cg_param_name(c, i),
+			          cg_vec_align(R->vec, (fz_dtype)c->g->nodes[kp->node].dtype));
+	}
+	cw_line(w, "const bool fz_vec = %s; // true wherever cg_launch takes this class: tested for ptxas's sake (row_emit.c)",
+	        sb_str(&cond));
 }
 
 /* What every path declares first: the reductions' scratch, the sizes, the
@@ -516,6 +550,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->m->entries[c->m->nentries - 1].unstaged = row_tile_unstaged(R);
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
+	R->vec_test = !rp->masked && reads_columns(R);
+	R->vec_arg = "fz_vec";
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	CgW body, before, inside, next, shift, nshift, *out = c->w;
 	StrBuf *bsb = new_text(c, &body, 2), *isb = new_text(c, &inside, 2), *nsb = new_text(c, &next, 2);

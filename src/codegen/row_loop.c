@@ -23,7 +23,8 @@
  * chunks from the row's start, 32-bit offsets, every chunk whole (loads,
  * copies, stores and reductions test no element, every vector aligned:
  * cg_launch takes it only where every buffer is 16-byte aligned, so fz_vec
- * is a constant).
+ * is a constant, but in kernels with column operands, which test it and
+ * write each pass for both answers: row_loop_chunks).
  *
  * The chunk loop and the cache pointers are shared with split rows
  * (row_split.c), whose blocks each take a segment of the row.
@@ -131,8 +132,8 @@ static void emit_copies(RowK *R, const Closure *m, const char *start)
 		any = true;
 		c->helpers |= CGH_ROWCP | CGH_CPA;
 		if (row_loop_aligned(R))
-			cw_line(R->w, "fz_rowcpa<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_vec, fz_cws < 0);", R->vec, id,
-			        row_ptr(R, p), start);
+			cw_line(R->w, "fz_rowcpa<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, %s, fz_cws < 0);", R->vec, id,
+			        row_ptr(R, p), start, R->vec_arg);
 		else
 			cw_line(R->w, "fz_rowcp<%d>(fz_c%d + fz_j, %s, %s, fz_e, fz_step, fz_v%d, fz_cws < 0);", R->vec, id,
 			        row_ptr(R, p), start, p);
@@ -297,14 +298,28 @@ static bool loop_pass(RowK *R, int q, const Closure *m, const NodeId *t, int nt,
 
 /* A pass's chunk loop. The aligned class's fz_vec is a constant (cg_launch
  * takes the class only where every buffer is 16-byte aligned), so its loop
- * holds no test; before the host decided so, each pass was written twice,
- * for pointers aligned and not (`if (fz_vec)`, once a pass): tested once a
- * chunk instead, layernorm bf16 511x32768 took 28.2 us against 24.8, f16
+ * holds no test; but where the kernel tests it anyway (R->vec_test:
+ * kernels with column operands, row_emit.c's emit_vec_test) each pass is
+ * written twice, for pointers aligned and not (`if (fz_vec)`, once a pass),
+ * each with its own answer a constant (R->vec_arg). Tested once a chunk
+ * instead, layernorm bf16 511x32768 took 28.2 us against 24.8, f16
  * 1000x24576 36.1 against 33.6 (H200, docs/performance.md, "The row
  * cache's aligned class"). */
 bool row_loop_chunks(RowK *R, int q, const Closure *m, const NodeId *t, int nt, bool seg)
 {
-	return loop_pass(R, q, m, t, nt, seg);
+	if (!row_loop_aligned(R) || seg || !R->vec_test)
+		return loop_pass(R, q, m, t, nt, seg);
+	bool ok = true;
+	cw_open(R->w, "if (fz_vec)");
+	for (int v = 1; ok && v >= 0; v--) {
+		if (!v)
+			cw_else(R->w);
+		R->vec_arg = v ? "true" : "false";
+		ok = loop_pass(R, q, m, t, nt, seg);
+	}
+	cw_close(R->w);
+	R->vec_arg = "fz_vec";
+	return ok;
 }
 
 static int loop_args(RowK *R, CgArg *args)

@@ -131,6 +131,11 @@ struct RowK {
 	                           reads the row's whole-chunk test fz_w<i> */
 	int ring_bytes;         /* the stream entry: bytes of its ring a thread, the most of any
 	                           pass (row_ring.c) */
+	bool vec_test;          /* the aligned classes of kernels that read column operands test
+	                           the launch's alignment anyway (row_emit.c's emit_vec_test) */
+	const char *vec_arg;    /* the pass being written's answer to fz_vec: "fz_vec", or in
+	                           ROW's aligned class with vec_test "true" and "false"
+	                           (row_loop.c writes each pass for both) */
 };
 
 /* ---- row_plan.c ------------------------------------------------------------ */

@@ -1156,7 +1156,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_reg4(
 	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
 	const long long fz_rows = dim_R;
 	const long long fz_n = dim_C;
-	const bool fz_vec = true; // dim_C % 4 == 0, every buffer 16-byte aligned (cg_launch's aligned class)
+	const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && fz_aligned(in_w, 16) && fz_aligned(out_y, 16); // true wherever cg_launch takes this class: tested for ptxas's sake (row_emit.c)
 	const float t2 = fz_in(in_eps);
 	const int fz_ji = (int)threadIdx.x * 4, fz_stepi = (int)blockDim.x * 4;
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
@@ -1252,7 +1252,7 @@ extern "C" __global__ void __launch_bounds__(512) cg_row_k0_reg4h(
 	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
 	const long long fz_rows = dim_R;
 	const long long fz_n = dim_C;
-	const bool fz_vec = true; // dim_C % 4 == 0, every buffer 16-byte aligned (cg_launch's aligned class)
+	const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && fz_aligned(in_w, 16) && fz_aligned(out_y, 16); // true wherever cg_launch takes this class: tested for ptxas's sake (row_emit.c)
 	const float t2 = fz_in(in_eps);
 	const int fz_ji = (int)threadIdx.x * 4, fz_stepi = (int)blockDim.x * 4;
 	for (long long fz_rb = (long long)blockIdx.x * blockDim.y; fz_rb < fz_rows; fz_rb += (long long)gridDim.x * blockDim.y) {
@@ -6064,7 +6064,7 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_rowa(
 	unsigned fz_rp = 0; /* reductions so far: fz_reduce's half of fz_red */
 	const long long fz_rows = dim_R;
 	const long long fz_n = dim_C;
-	const bool fz_vec = true; // dim_C % 4 == 0, every buffer 16-byte aligned (cg_launch's aligned class)
+	const bool fz_vec = fz_n % 4 == 0 && fz_aligned(in_x, 16) && fz_aligned(in_w, 16) && fz_aligned(out_y, 16); // true wherever cg_launch takes this class: tested for ptxas's sake (row_emit.c)
 	const float t2 = fz_in(in_eps);
 	extern __shared__ fz_a16 fz_smem[];
 	const int fz_j = (int)threadIdx.x * 4, fz_step = (int)blockDim.x * 4;
@@ -6082,20 +6082,39 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_rowa(
 		// pass 1 of 2: mean(x)
 		float a3 = 0.0f;
 		{
-			// the thread's chunks of the row into the row cache, all in flight at once
-			fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, fz_vec, fz_cws < 0);
-			fz_cpa_wait();
-			for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
-				float l0[1][4];
-				fz_cld(l0[0], fz_c0 + j0);
-				float r3[4];
+			if (fz_vec) {
+				// the thread's chunks of the row into the row cache, all in flight at once
+				fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, true, fz_cws < 0);
+				fz_cpa_wait();
+				for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
+					float l0[1][4];
+					fz_cld(l0[0], fz_c0 + j0);
+					float r3[4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					r3[u] = l0[0][u]; // mean(x)
+					for (int u = 0; u < 4; u++) {
+						r3[u] = l0[0][u]; // mean(x)
+					}
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a3 = fz_sum::f(a3, r3[u]);
+					}
 				}
+			} else {
+				// the thread's chunks of the row into the row cache, all in flight at once
+				fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, false, fz_cws < 0);
+				fz_cpa_wait();
+				for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
+					float l0[1][4];
+					fz_cld(l0[0], fz_c0 + j0);
+					float r3[4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					a3 = fz_sum::f(a3, r3[u]);
+					for (int u = 0; u < 4; u++) {
+						r3[u] = l0[0][u]; // mean(x)
+					}
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a3 = fz_sum::f(a3, r3[u]);
+					}
 				}
 			}
 		}
@@ -6104,19 +6123,37 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_rowa(
 		// pass 2 of 2: mean(xc * xc)
 		float a6 = 0.0f;
 		{
-			for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
-				float f0[4];
-				fz_cld(f0, fz_c0 + j0);
-				float r6[4];
+			if (fz_vec) {
+				for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
+					float f0[4];
+					fz_cld(f0, fz_c0 + j0);
+					float r6[4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = f0[u] - t3; // x - mu
-					const float t5 = t4 * t4; // xc * xc
-					r6[u] = t5; // mean(xc * xc)
+					for (int u = 0; u < 4; u++) {
+						const float t4 = f0[u] - t3; // x - mu
+						const float t5 = t4 * t4; // xc * xc
+						r6[u] = t5; // mean(xc * xc)
+					}
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a6 = fz_sum::f(a6, r6[u]);
+					}
 				}
+			} else {
+				for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
+					float f0[4];
+					fz_cld(f0, fz_c0 + j0);
+					float r6[4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					a6 = fz_sum::f(a6, r6[u]);
+					for (int u = 0; u < 4; u++) {
+						const float t4 = f0[u] - t3; // x - mu
+						const float t5 = t4 * t4; // xc * xc
+						r6[u] = t5; // mean(xc * xc)
+					}
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						a6 = fz_sum::f(a6, r6[u]);
+					}
 				}
 			}
 		}
@@ -6126,20 +6163,38 @@ extern "C" __global__ void FZ_LEAN_ROW cg_row_k0_rowa(
 		const float t8 = fz_rsqrt(t7); // rsqrt(var + eps)
 		// epilogue: the per-element outputs
 		{
-			for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
-				float l1[4];
-				fz_ldr<true, true>(l1, in_w, j0, fz_vec);
-				float f0[4];
-				fz_cld(f0, fz_c0 + j0);
-				float v10[4];
+			if (fz_vec) {
+				for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
+					float l1[4];
+					fz_ldr<true, true>(l1, in_w, j0, true);
+					float f0[4];
+					fz_cld(f0, fz_c0 + j0);
+					float v10[4];
 #pragma unroll
-				for (int u = 0; u < 4; u++) {
-					const float t4 = f0[u] - t3; // x - mu
-					const float t9 = t4 * t8; // xc * rsqrt(var + eps)
-					const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
-					v10[u] = t10;
+					for (int u = 0; u < 4; u++) {
+						const float t4 = f0[u] - t3; // x - mu
+						const float t9 = t4 * t8; // xc * rsqrt(var + eps)
+						const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
+						v10[u] = t10;
+					}
+					fz_strg(out_y + fz_r0, j0, true, v10);
 				}
-				fz_strg(out_y + fz_r0, j0, fz_vec, v10);
+			} else {
+				for (int j0 = fz_j; j0 < fz_e; j0 += fz_step) {
+					float l1[4];
+					fz_ldr<true, true>(l1, in_w, j0, false);
+					float f0[4];
+					fz_cld(f0, fz_c0 + j0);
+					float v10[4];
+#pragma unroll
+					for (int u = 0; u < 4; u++) {
+						const float t4 = f0[u] - t3; // x - mu
+						const float t9 = t4 * t8; // xc * rsqrt(var + eps)
+						const float t10 = t9 * l1[u]; // xc * rsqrt(var + eps) * w
+						v10[u] = t10;
+					}
+					fz_strg(out_y + fz_r0, j0, false, v10);
+				}
 			}
 		}
 		if (fz_act && threadIdx.x == 0)

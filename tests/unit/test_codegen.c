@@ -334,11 +334,12 @@ START_TEST(lines_commented)
 	}
 	/* x + b and gelu in pass 1, mean(h), h - mean(h) in the epilogue, in
 	 * each of the fifty-three entries (the register path's two classes and
-	 * its thirty lane entries, the general loop and its aligned class, split
-	 * rows, the eighteen entries of staged rows); split
+	 * its thirty lane entries, the general loop and its aligned class, which
+	 * writes each pass twice (b a column operand: row_emit.c's vec_test),
+	 * split rows, the eighteen entries of staged rows); split
 	 * rows without a cache compute x + b and gelu again in the epilogue; and
 	 * both parts of the entry for rows of one element, with b loaded once */
-	ck_assert_int_eq(lines, 227);
+	ck_assert_int_eq(lines, 230);
 	ck_assert_ptr_nonnull(strstr(c->module.source, "fz_gelu_tanh(t"));
 	ck_assert_ptr_nonnull(strstr(c->module.source, "; // gelu_tanh(x + b)\n"));
 	pipe_free(c);
@@ -1338,13 +1339,14 @@ START_TEST(masked_bits)
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_cld(l1, fz_c1 + k * fz_pfk * 8);"));
 	ck_assert_ptr_null(strstr(e->text, ", true>("));
 	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l"));
-	/* each pass written once, its vectors aligned: a constant (cg_launch
-	 * takes the class only for aligned buffers) */
-	ck_assert_ptr_nonnull(strstr(rowa->text, "const bool fz_vec = true; // dim_N % 8 == 0"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, fz_vec);"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_strg(out_y + fz_r0, j0, fz_vec, v"));
-	ck_assert_ptr_null(strstr(rowa->text, "if (fz_vec)"));
-	ck_assert_ptr_null(strstr(rowa->text, "fz_aligned(in_x"));
+	/* each pass written twice, for pointers aligned and not, each answer a
+	 * constant (w a column operand: the kernel tests fz_vec, row_emit.c's
+	 * vec_test, though cg_launch takes the class for aligned buffers only) */
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, true);"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, false);"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_strg(out_y + fz_r0, j0, true, v"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_strg(out_y + fz_r0, j0, false, v"));
+	ck_assert_ptr_null(strstr(rowa->text, ", fz_vec)"));
 	pipe_free(c);
 	/* f32: plain loads in the register rows, kept in the general loop */
 	c = compile_mode("in x: f32[B, N]\nin w: f32[N]\nm = mean(x)\nout y = (x - m) * w\n", true);
@@ -1357,10 +1359,10 @@ START_TEST(masked_bits)
 	ck_assert_ptr_nonnull(strstr(e->text, "fz_ldr<false>(l"));
 	ck_assert_ptr_null(strstr(e->text, ", true>("));
 	ck_assert_ptr_nonnull(strstr(row->text, "fz_ldc<false, true>(l1, in_w, j0, fz_e);"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, fz_vec);"));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_ldr<true, true>(l1, in_w, j0, true);"));
 	/* its loops and its copy: 32-bit offsets from the row's start, no element checked */
 	ck_assert_ptr_nonnull(strstr(rowa->text, "for (int j0 = fz_j; j0 < fz_e; j0 += fz_step)"));
-	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, fz_vec, "));
+	ck_assert_ptr_nonnull(strstr(rowa->text, "fz_rowcpa<4>(fz_c0 + fz_j, in_x + fz_r0, fz_j, fz_e, fz_step, true, "));
 	ck_assert_ptr_null(strstr(rowa->text, "fz_inrow"));
 	pipe_free(c);
 }
@@ -2013,13 +2015,14 @@ START_TEST(vector_conditions)
 }
 END_TEST
 
-/* The aligned classes (`_reg<K>`, `_reg<K>h`, `_rowa`: fz_vec a constant)
- * take only buffers the caller says are 16-byte aligned; a ragged buffer
- * takes the classes for rows of any length, as a ragged row length does,
- * and --emit=launch says why. */
+/* The aligned classes (`_reg<K>`, `_reg<K>h`, `_rowa`: fz_vec a constant
+ * but in kernels with column operands) take only buffers the caller says
+ * are 16-byte aligned; a ragged buffer takes the classes for rows of any
+ * length, as a ragged row length does, and --emit=launch says why. */
 static bool assumes_aligned(const Compilation *c, const CgLaunch *l)
 {
-	return !l->empty && strstr(c->module.entries[l->entry].text, "const bool fz_vec = true;") != NULL;
+	const CgEntry *e = &c->module.entries[l->entry];
+	return !l->empty && (e->path == CG_PATH_REG || e->path == CG_PATH_ROW) && !e->masked && !e->lane;
 }
 
 START_TEST(aligned_classes_on_the_host)
@@ -2066,6 +2069,15 @@ START_TEST(aligned_classes_on_the_host)
 		pipe_free(c);
 	}
 	ck_assert_int_gt(taken, 100);
+	/* the constant where the kernel reads no column operand; the test where
+	 * it does (row_emit.c's vec_test) */
+	Compilation *sm = compile_mode(srcs[0], true), *ln = compile_mode(srcs[2], true);
+	ck_assert_ptr_nonnull(strstr(entry_of(sm, CG_PATH_REG, false)->text, "const bool fz_vec = true; //"));
+	ck_assert_ptr_nonnull(strstr(entry_of(sm, CG_PATH_ROW, false)->text, "const bool fz_vec = true; //"));
+	ck_assert_ptr_nonnull(strstr(entry_of(ln, CG_PATH_REG, false)->text, "const bool fz_vec = fz_n % 4 == 0 && "));
+	ck_assert_ptr_nonnull(strstr(entry_of(ln, CG_PATH_ROW, false)->text, "if (fz_vec)"));
+	pipe_free(sm);
+	pipe_free(ln);
 	/* forced: the register path's aligned class becomes the masked one; the
 	 * entry holding column operands (aligned class only) is refused */
 	Compilation *c = compile_mode(srcs[2], true);
