@@ -56,9 +56,9 @@ typedef struct RowPath {
 	/* The row's chunks start where its primary stream is 16-byte aligned, row
 	 * by row (fz_s elements before the row's start): any row alignment at
 	 * full vector width. false: from the row's start (rows of a multiple of
-	 * V at aligned addresses, fz_vec a constant: cg_launch takes those classes only
-	 * where every buffer is 16-byte aligned; or a
-	 * row staged in shared memory, which needs no alignment). */
+	 * V at aligned addresses: cg_launch takes these classes only where
+	 * every buffer is 16-byte aligned; or a row staged in shared memory,
+	 * which needs no alignment). */
 	bool shifted;
 	/* The register path's lane class: chunks of one element (V = 1 while its
 	 * entries are written), so that a group's accesses are coalesced at any
