@@ -148,9 +148,14 @@ int64_t cg_tile_layout(const struct CgKernelInfo *ki, const CgEntry *e, int64_t 
  * the row. */
 static int64_t row_chunks(int64_t n, int vec, bool whole) { return whole ? n / vec : cdiv(n + vec - 1, vec); }
 
-static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev)
+/* What the rules see of launch l (start() has its rows and n) on dev, its
+ * buffers aligned or not (cg_launch's `aligned`, recorded in l). */
+static Sizes sizes(const struct CgKernelInfo *ki, const CgDevice *dev, CgLaunch *l, bool aligned)
 {
-	Sizes z = {.ki = ki};
+	Sizes z = {.ki = ki, .rows = l->rows, .n = l->n};
+	z.whole = z.n % ki->vec == 0 && aligned;
+	z.chunks = row_chunks(z.n, ki->vec, z.whole);
+	l->aligned = aligned;
 	int optin = dev->smem_per_block_optin > 0 ? dev->smem_per_block_optin : 48 << 10;
 	int reserved = dev->smem_reserved_per_block > 0 ? dev->smem_reserved_per_block : 0;
 	z.sms = dev->sm_count > 0 ? dev->sm_count : 1;
@@ -296,12 +301,7 @@ bool cg_launch(const CgModule *m, const Plan *p, int k, const int64_t *dims, boo
 	if (s <= 0 || !dev)
 		return s == 0;
 	const struct CgKernelInfo *ki = &m->kinfo[k];
-	Sizes z = sizes(ki, dev);
-	z.rows = out->rows;
-	z.n = out->n;
-	z.whole = z.n % ki->vec == 0 && aligned;
-	z.chunks = row_chunks(z.n, ki->vec, z.whole);
-	out->aligned = aligned;
+	Sizes z = sizes(ki, dev, out, aligned);
 	Choice ch;
 	if (ki->kind == KERNEL_POINTWISE)
 		launch_pointwise_rules(ki, numel, &ch);
@@ -319,12 +319,9 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	if (s <= 0 || !dev)
 		return s == 0;
 	const struct CgKernelInfo *ki = &m->kinfo[k];
-	Sizes z = sizes(ki, dev);
-	z.rows = out->rows;
-	z.n = out->n;
-	z.whole = z.n % ki->vec == 0 && !f->unaligned;
-	z.chunks = row_chunks(z.n, ki->vec, z.whole && !f->masked);
-	out->aligned = !f->unaligned;
+	Sizes z = sizes(ki, dev, out, !f->unaligned);
+	if (f->masked) /* the masked class's chunks even where the rows are whole */
+		z.chunks = row_chunks(z.n, ki->vec, false);
 	bool masked = f->path == CG_PATH_ROW ? launch_row_masked(&z) : !z.whole;
 	Choice ch = {.path = f->path, .masked = f->masked || masked, .hold = f->hold, .stream = f->stream,
 	             .K = f->K, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,

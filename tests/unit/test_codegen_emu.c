@@ -460,7 +460,7 @@ START_TEST(plan_bounds)
 	}
 	/* reg-narrow: layernorm_f16's aligned rows alone (its entries' kernels);
 	 * reg-held: the aligned class only, so aligned buffers only (a third of
-	 * the runs: cg_launch_forced refuses it misaligned buffers) */
+	 * the runs: cg_launch_forced refuses it for misaligned buffers) */
 	for (int s = 0; s < NSCHED; s++)
 		ck_assert_msg(ran[s] > (s == SCHED_REGN || s == SCHED_LANE ? 8 : s == SCHED_REGH ? 12 : 20),
 		              "schedule %s ran %d kernels", sched_name[s], ran[s]);
