@@ -117,6 +117,8 @@ typedef struct CgEntry {
 	bool unstaged;              /* TILE: an entry of one row length (rowlen): its outputs
 	                               stored where they lie too, nothing staged */
 	int rpt;                    /* TILE, rowlen: rows a thread (2 or 4 in the `x2`, `x4` twins; else 1) */
+	bool line;                  /* REG: a line entry (`_line<K>`, aligned rows of one or two
+	                               128-byte lines, loaded directly; launch_rules.c's line_rule) */
 	bool hold;                  /* REG: a `_reg<K>h`, holding the column operands of the later
 	                               passes (row_plan_reg.c's row_plan_hold; the aligned entry of rows
 	                               of halves holds them too, and is not one) */
@@ -244,6 +246,7 @@ typedef struct CgForce {
 	bool stream;                /* SPLIT: the entry without a row cache */
 	int K;                      /* TILE, REG: chunks a thread (its entry's class; REG 0: rk) */
 	bool hold;                  /* REG: the aligned class's entry that holds column operands */
+	bool line;                  /* REG: the aligned class's line entry of K chunks (`_line<K>`) */
 	bool unaligned;             /* a buffer is not 16-byte aligned: the classes for rows of any
 	                               length, as cg_launch's `aligned` false */
 } CgForce;

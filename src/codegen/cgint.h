@@ -48,13 +48,14 @@ enum { CG_TILE_CHUNKS = 32, CG_TILE_KMAX = 4 };
  * whose register path prefetches them, take that path's entries of 2 and 1
  * chunks a thread (CgKernelInfo.reg_narrow; launch_rules.c's reg_k). */
 enum { CG_REG_NARROW_CHUNKS = 8 };
-/* Rows of one or two 128-byte lines of chunks (8 or 16 of 16 bytes) in a
- * kernel that loads them directly and reads nothing but streams of the
- * rows' layout: CG_LINE_THREADS threads a row, each a chunk of every line,
- * so that a warp's load covers whole lines; CG_LINE_BLOCK threads a block,
- * CG_LINE_BLOCKS blocks an SM (32 registers a thread), at most
- * CG_LINE_ELEMS elements a thread; launch_rules.c's line_rule says why
- * (CgKernelInfo.reg_line). */
+/* Rows of one or two 128-byte lines of chunks (8 or 16 of 16 bytes), many,
+ * in a kernel that reads streams of the rows' layout and at most one column
+ * operand: the line entries (`_line<K>`), which load them directly (no
+ * prefetch), CG_LINE_THREADS threads a row, each a chunk of every line (16
+ * threads of a chunk for two lines of halves), so that a warp's load covers
+ * whole lines; CG_LINE_BLOCK threads a block, CG_LINE_BLOCKS blocks an SM
+ * (32 registers a thread), at most CG_LINE_ELEMS elements a thread;
+ * launch_rules.c's line_rule says why (CgKernelInfo.reg_line). */
 enum { CG_LINE_THREADS = 8, CG_LINE_BLOCK = 256, CG_LINE_BLOCKS = 8, CG_LINE_ELEMS = 8 };
 /* A staged block is CG_TILE_THREADS threads (its rows' groups): 64, not 256,
  * where a row takes several threads, so that a block's tile is a quarter as
@@ -173,9 +174,9 @@ struct CgKernelInfo {
 	bool reg_narrow;               /* row: the REG path's aligned class also has entries of 2
 	                                  and 1 chunks a thread, for rows of up to
 	                                  CG_REG_NARROW_CHUNKS (launch_rules.c's reg_k) */
-	bool reg_line;                 /* row: the REG path's aligned class has entries of 1 and 2
-	                                  chunks a thread for rows of one or two lines
-	                                  (CG_LINE_THREADS; launch_rules.c's line_rule) */
+	bool reg_line;                 /* row: the REG path's aligned class has line entries
+	                                  (`_line<K>`, K = 1, and 2 for f32) for rows of one or
+	                                  two lines (CG_LINE_THREADS; launch_rules.c's line_rule) */
 	int lane_lo, lane_hi;          /* row: the REG path's lane entries hold lane_lo .. lane_hi
 	                                  elements a thread, an entry each (0: none) */
 	bool one;                      /* row: has an entry for rows of one element (POINTWISE) */
@@ -188,13 +189,21 @@ struct CgKernelInfo {
 	bool *tile_in;                 /* which are inputs (the direct TILE entries stage none) */
 };
 
-/* Does ki's register entry of K chunks a thread (aligned class) reduce
- * among CG_LINE_THREADS threads, shuffles alone (a line entry of one chunk:
- * row_emit.c's red_group), so that it runs with groups of that size only? */
-static inline bool cg_line_group(const struct CgKernelInfo *ki, int K)
+/* Does ki's line entry of K chunks a thread reduce among its row's
+ * threads with shuffles alone (one chunk: row_emit.c's red_group), so that
+ * it runs with groups of CG_LINE_THREADS only (or 16: cg_line_wide)? */
+static inline bool cg_line_group(const struct CgKernelInfo *ki, int K) { return ki->reg_line && K == 1; }
+/* The line entry's chunks a thread for rows of `chunks` (one or two lines):
+ * a chunk of every line, at most CG_LINE_ELEMS elements (rows of two lines
+ * of halves: one, 16 threads a row). */
+static inline int cg_line_k(const struct CgKernelInfo *ki, int64_t chunks)
 {
-	return ki->reg_line && K == 1 && K < ki->rk;
+	int K = chunks > CG_LINE_THREADS ? 2 : 1;
+	return K * ki->vec > CG_LINE_ELEMS ? 1 : K;
 }
+/* Whether a line entry of one chunk reduces among 8 or 16 threads (halves:
+ * blockDim.x says which; row_emit.c's emit_block_reduce) or 8 alone. */
+static inline bool cg_line_wide(const struct CgKernelInfo *ki) { return cg_line_k(ki, 2 * CG_LINE_THREADS) == 1; }
 
 /* Prelude pieces: which helpers an entry uses. */
 enum {

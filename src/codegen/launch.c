@@ -47,8 +47,10 @@
  *     256 threads: hold_rule; short rows of halves that the aligned class
  *     prefetches, 2 to 8 chunks, take 2 chunks a thread (1 at 2 chunks:
  *     `_reg2`, `_reg1`), twice the threads: reg_k; many rows of one or two
- *     128-byte lines in kernels that read their rows alone take 8 threads a
- *     row, each a chunk of every line (the same entries): line_rule;
+ *     128-byte lines in kernels that read their rows and at most one column
+ *     operand take the line entries (`_line<K>`, no prefetch): 8 threads a
+ *     row, each a chunk of every line (16 of a chunk for two lines of
+ *     halves): line_rule;
  *   - ROW otherwise: the row cache in dynamic shared memory when the kernel
  *     carries values between passes and the row's fit (up to the opt-in
  *     limit; at most 512 threads a row where the rows outnumber the SMs,
@@ -177,7 +179,7 @@ static int find_entry(const CgModule *m, int k, const Choice *ch, int K)
 	for (int e = ki->first_entry; e < ki->first_entry + ki->nentries; e++) {
 		const CgEntry *en = &m->entries[e];
 		bool cls = path == CG_PATH_REG     ? en->K == K && en->masked == ch->masked && en->hold == ch->hold
-		                                         && en->lane == ch->lane
+		                                         && en->lane == ch->lane && en->line == ch->line
 		           : path == CG_PATH_TILE  ? en->K == K && en->direct == (ch->G == 1) /* a thread a row */
 		                                         && en->rowlen == ch->rowlen && en->rpt == ch->rpt
 		           : path == CG_PATH_SPLIT ? en->stream == ch->stream
@@ -240,7 +242,7 @@ static bool complete(const CgModule *m, int k, const Sizes *z, const Choice *ch,
 		return true;
 	out->seg = seg_len(z->n, ch->S, ki->vec);
 	if (ch->path == CG_PATH_REG) {
-		int64_t pf = ch->lane ? 0 : reg_pf_bytes(ki, ch->masked);
+		int64_t pf = ch->lane || ch->line ? 0 : reg_pf_bytes(ki, ch->masked); /* the line entries load directly */
 		out->smem = (unsigned)(pf * ch->G * ch->R);
 		return pf * ch->G * ch->R <= z->optin;
 	}
@@ -323,18 +325,18 @@ bool cg_launch_forced(const CgModule *m, const Plan *p, int k, const int64_t *di
 	if (f->masked) /* the masked class's chunks even where the rows are whole */
 		z.chunks = row_chunks(z.n, ki->vec, false);
 	bool masked = f->path == CG_PATH_ROW ? launch_row_masked(&z) : !z.whole;
-	Choice ch = {.path = f->path, .masked = f->masked || masked, .hold = f->hold, .stream = f->stream,
+	bool line = f->path == CG_PATH_REG && f->line;
+	Choice ch = {.path = f->path, .masked = f->masked || masked, .hold = f->hold, .line = line, .stream = f->stream,
 	             .K = f->K, .cache = f->global ? CG_CACHE_GLOBAL : CG_CACHE_SHARED, .G = f->threads,
 	             .R = f->rows > 0 ? f->rows : 1, .S = f->splits > 0 ? f->splits : 1, .grid = f->grid, .rpt = 1,
 	             .rule = CG_RULE_FORCED};
 	if (f->path == CG_PATH_TILE && f->threads == 1) /* a thread a row: the entry of the row's length */
 		ch.rowlen = z.n <= CG_TILE_CHUNKS * ki->vec ? (int)z.n : 0;
 	bool warps = ch.G > 32 ? ch.R == 1 : ch.G * ch.R % 32 == 0; /* fz_reduce's geometry */
-	bool line = f->path == CG_PATH_REG && !f->lane && !f->hold && ki->reg_line && f->K > 0 && f->K < ki->rk;
 	int bound = f->hold ? CG_HOLD_THREADS : line ? CG_LINE_BLOCK : ki->max_threads;
 	bool ok = ch.G > 0 && launch_whole_warps(ch.G) == ch.G && warps && ch.G * ch.R <= bound && ch.grid > 0;
-	if (line && cg_line_group(ki, f->K)) /* its reductions' group is CG_LINE_THREADS */
-		ok = ok && ch.G == CG_LINE_THREADS;
+	if (line && cg_line_group(ki, f->K)) /* its reductions' group: CG_LINE_THREADS, or 16 (cg_line_wide) */
+		ok = ok && (ch.G == CG_LINE_THREADS || (cg_line_wide(ki) && ch.G == 2 * CG_LINE_THREADS));
 	if (f->path == CG_PATH_REG && f->lane) { /* a warp a row, the entry of its K (row_reg.c's fz_mk) */
 		ch.masked = false;
 		ch.lane = true;
@@ -425,10 +427,15 @@ const char *cg_entry_when(const CgModule *m, const CgEntry *e, Arena *a)
 			return arena_printf(a, "Chosen for many rows of %d to %d elements, not a multiple of %d: a group of "
 			                       "%d threads a row.", (e->K - 1) * CG_LANE_THREADS + 1, e->K * CG_LANE_THREADS, V,
 			                    CG_LANE_THREADS);
-		if (ki->reg_line && e->K < ki->rk) /* line_rule */
+		if (e->line && cg_line_wide(ki)) /* line_rule, halves: a chunk a thread of one or two lines */
+			return arena_printf(a, "Chosen for many rows of %d or %d elements (one or two 128-byte lines of the "
+			                       "narrowest stream): %d or %d threads a row, a chunk of %d each, loaded directly.",
+			                    CG_LINE_THREADS * V, 2 * CG_LINE_THREADS * V, CG_LINE_THREADS, 2 * CG_LINE_THREADS, V);
+		if (e->line) /* line_rule */
 			return arena_printf(a, "Chosen for many rows of %d elements (%d 128-byte line%s of the narrowest "
-			                       "stream): %d threads a row, %d chunk%s of %d each.", e->K * CG_LINE_THREADS * V,
-			                    e->K, e->K == 1 ? "" : "s", CG_LINE_THREADS, e->K, e->K == 1 ? "" : "s", V);
+			                       "stream): %d threads a row, %d chunk%s of %d each, loaded directly.",
+			                    e->K * CG_LINE_THREADS * V, e->K, e->K == 1 ? "" : "s", CG_LINE_THREADS, e->K,
+			                    e->K == 1 ? "" : "s", V);
 		if (e->masked)
 			return arena_printf(a, "Chosen for rows of other lengths, up to %d chunks of %d a thread of a group "
 			                       "counted from the row's alignment (%d a row), %s.",

@@ -83,8 +83,9 @@ static void print_rule(StrBuf *sb, const CgModule *m, const Plan *p, int k, cons
 		return;
 	case CG_RULE_REG_LINE: /* launch_rules.c's line_rule */
 		sb_printf(sb, "%s = %lld is a multiple of %d, %s 128-byte line%s of the narrowest stream, the rows many, "
-		              "and the kernel reads its rows alone: %lld threads a row, each a chunk of every line, so "
-		              "that a warp's load reads whole lines", N, n, V, K == 1 ? "one" : "two", K == 1 ? "" : "s", G);
+		              "and the kernel reads its rows (and at most one column operand, in one pass): %lld threads a row, "
+		              "each a chunk of every line, loaded directly, so that a warp's load reads whole lines", N, n, V,
+		          G * K > CG_LINE_THREADS ? "two" : "one", G * K > CG_LINE_THREADS ? "s" : "", G);
 		return;
 	case CG_RULE_ROW_NO_REG:
 		sb_puts(sb, "no register path: what the passes carry would not fit in registers");

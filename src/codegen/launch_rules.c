@@ -213,12 +213,31 @@ CgRule launch_reg_rule(const Sizes *z, int64_t G)
  * and 13.0): at most CG_LINE_ELEMS elements a thread, and kernels that
  * write rows. The entries of one chunk reduce among their 8 threads with
  * shuffles alone (row_emit.c's red_group: softmax f32 262144x32 20.3 ->
- * 19.0 more); those of two inline fz_reduce_in. */
+ * 19.0 more); those of two inline fz_reduce_in.
+ * Since 2026-12-02 these are entries of their own (`_line<K>`), which never
+ * prefetch, so that kernels whose other aligned entries do may take them
+ * too; and rows of two lines of halves take 16 threads of one chunk (their
+ * reductions a shuffle more where blockDim.x is 16: fz_reduce_line). H200,
+ * bench/replay_ab.py, one call, medians of three rounds, main's entries ->
+ * line entries (us; torch.compile's beside, from the same call's sweep):
+ * rmsnorm f32 262144x32 21.1 -> 18.7 (18.3), bf16 262144x64 19.6 -> 19.4
+ * (18.3), f16 19.8 -> 19.2 (18.1), add_rmsnorm bf16 262144x64 39.4 -> 37.1
+ * (34.9), modrms_row bf16 262144x64 37.5 -> 34.9 (34.2); two lines of
+ * halves, rmsnorm bf16 131072x128 19.9 -> 19.5 (18.2), f16 20.6 -> 19.4
+ * (17.9), softmax f16 18.7 -> 18.1 (19.1), bf16 18.7 -> 18.3 (19.9),
+ * add_rmsnorm bf16 41.2 -> 37.2 (35.7), modrms_row bf16 39.4 -> 35.1
+ * (34.6); log_softmax bf16 131072x128 18.4 -> 18.8 (20.7; main again 18.8).
+ * Kernels with a column operand and two passes lost: layernorm (w and b)
+ * f16 262144x64 20.3 -> 37.1, bf16 20.5 -> 30.6, 131072x128 20.7 -> 31.1
+ * and 20.8 -> 37.9, f32 131072x64 18.8 -> 23.6 (f32 262144x32 gained, 20.9
+ * -> 19.9; ptxas: a layernorm f16's line entry spills 12 bytes under 32
+ * registers with w alone); so at most one column operand, in a kernel of
+ * one pass (row_plan.c's row_line_operands). */
 static bool line_rule(const Sizes *z)
 {
-	return z->ki->reg_line && z->whole &&
-	       (z->chunks == CG_LINE_THREADS || z->chunks == 2 * CG_LINE_THREADS) &&
-	       z->chunks / CG_LINE_THREADS * z->ki->vec <= CG_LINE_ELEMS && z->rows * CG_LINE_THREADS >= z->sms * z->tps;
+	bool lines = z->chunks == CG_LINE_THREADS || z->chunks == 2 * CG_LINE_THREADS;
+	return z->ki->reg_line && z->whole && lines &&
+	       z->rows * (z->chunks / cg_line_k(z->ki, z->chunks)) >= z->sms * z->tps;
 }
 
 /* Chunks a thread of the register path holds: rk, but 2 (1 for rows of two)
@@ -247,7 +266,7 @@ static int reg_k(const Sizes *z)
 {
 	const struct CgKernelInfo *ki = z->ki;
 	if (line_rule(z))
-		return (int)(z->chunks / CG_LINE_THREADS);
+		return cg_line_k(z->ki, z->chunks);
 	bool narrow = ki->reg_narrow && z->whole && z->chunks >= 2 && z->chunks <= CG_REG_NARROW_CHUNKS;
 	return !narrow ? ki->rk : z->chunks == 2 ? 1 : 2;
 }
@@ -540,11 +559,12 @@ void launch_row_rules(const Sizes *z, Choice *ch)
 		global_rules(z, ch);
 		return;
 	}
+	bool line = reg && rule == CG_RULE_REG && line_rule(z);
 	*ch = (Choice){.path = reg ? CG_PATH_REG : CG_PATH_ROW, .masked = reg ? rule == CG_RULE_REG_MASKED : launch_row_masked(z),
-	               .hold = reg && K == ki->rk && hold_rule(z, G), .K = reg ? K : 0, .cache = CG_CACHE_SHARED,
-	               .G = G, .R = R, .S = 1,
-	               .grid = cdiv(z->rows, R), .rule = rule == CG_RULE_REG && line_rule(z) ? CG_RULE_REG_LINE : rule};
-	if (reg && reg_pf_bytes(ki, ch->masked) > 0)
+	               .hold = reg && K == ki->rk && hold_rule(z, G), .line = line, .K = reg ? K : 0,
+	               .cache = CG_CACHE_SHARED, .G = G, .R = R, .S = 1,
+	               .grid = cdiv(z->rows, R), .rule = line ? CG_RULE_REG_LINE : rule};
+	if (reg && !line && reg_pf_bytes(ki, ch->masked) > 0)
 		prefetch_grid(z, ch);
 }
 

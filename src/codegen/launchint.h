@@ -67,6 +67,7 @@ typedef struct Choice {
 	bool masked;               /* REG, ROW: the class for rows of any length */
 	bool lane;                 /* REG: the lane class (K: elements a thread) */
 	bool hold;                 /* REG: the entry holding column operands (row_plan.c) */
+	bool line;                 /* REG: a line entry (line_rule) */
 	bool stream;               /* SPLIT: the entry without a row cache */
 	int K;                     /* TILE, REG: chunks a thread (its entry's class; REG 0: rk) */
 	int rowlen;                /* TILE: a thread a row: n, its entry's constant */

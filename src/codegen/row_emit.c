@@ -37,6 +37,8 @@ static void emit_block_reduce(RowK *R, NodeId red)
 		cw_line(R->w, "a%d = fz_reduce_warp<%s>(a%d);", red, op, red);
 	else if (R->path->lane) /* a warp a row */
 		cw_line(R->w, "a%d = fz_reduce_group<%s, 32>(a%d);", red, op, red);
+	else if (R->red_group && cg_line_wide(R->c->info)) /* 8 or 16 threads a row: blockDim.x */
+		cw_line(R->w, "a%d = fz_reduce_line<%s>(a%d);", red, op, red);
 	else if (R->red_group) /* CG_LINE_THREADS a row, a known group */
 		cw_line(R->w, "a%d = fz_reduce_group<%s, %d>(a%d);", red, op, CG_LINE_THREADS, red);
 	else
@@ -532,7 +534,8 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	bool reg = rp->path == CG_PATH_REG, tile = rp->path == CG_PATH_TILE;
 	bool hentry = reg && R->hold && c->info->reg_hold; /* a `_reg<K>h` (row_plan_reg.c's row_plan_hold) */
 	const char *twin = R->rpt > 1 ? arena_printf(c->a, "x%d", R->rpt) : ""; /* `_tile<K>n<L>x<rpt>` */
-	const char *suffix = reg         ? arena_printf(c->a, "reg%d%s", R->K,
+	const char *suffix = reg && R->line ? arena_printf(c->a, "line%d", R->K)
+	                     : reg       ? arena_printf(c->a, "reg%d%s", R->K,
 	                                                rp->lane ? "l" : rp->masked ? "m" : hentry ? "h" : "")
 	                     : tile && R->rowlen ? arena_printf(c->a, "tile%dn%d%s", R->K, R->rowlen, twin)
 	                     : tile      ? arena_printf(c->a, "tile%d", R->K) /* a group a row */
@@ -549,6 +552,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->m->entries[c->m->nentries - 1].rpt = row_tile_direct(R) && R->rowlen ? R->rpt : 1;
 	c->m->entries[c->m->nentries - 1].unstaged = row_tile_unstaged(R);
 	c->m->entries[c->m->nentries - 1].hold = hentry;
+	c->m->entries[c->m->nentries - 1].line = reg && R->line;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	R->vec_test = !rp->masked && reads_columns(R);
 	R->vec_arg = "fz_vec";
@@ -570,7 +574,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * other paths were not measured so and keep the call. */
 	bool lean = c->info->max_threads == 1024 && R->rk > 0;
 	bool hold = reg && R->hold;
-	bool line = reg && !rp->masked && !rp->lane && !hentry && c->info->reg_line && R->K < R->rk;
+	bool line = reg && R->line;
 	R->lean = lean;
 	/* The line entries of one chunk reduce among the row's 8 threads with
 	 * three shuffles (no test of blockDim.x, no shared memory or barrier);
@@ -812,19 +816,26 @@ static bool emit_path(RowK *R, const RowPath *rp)
 		bool aligned = rp->path == CG_PATH_REG && !rp->masked;
 		if (aligned) {
 			c->info->reg_narrow = R->vec >= 8 && R->rk > 2 && c->info->pf_bytes > 0 && !c->info->reg_direct;
-			/* and for rows of one or two lines (launch_rules.c's line_rule), in
-			 * the kernels it was measured on: f32 or halves, chunks of 16
-			 * bytes, whose entries fit 32 registers (tile_light), that
-			 * write rows (not only a value a row, as logsumexp) */
-			c->info->reg_line = R->rk > 2 && !c->info->reg_narrow && row_rows_only(R) && cg_tile_outputs(c->info) &&
-			                    (R->vec == 4 || R->vec == 8) && tile_light(R, 16 / R->vec) &&
-			                    (c->info->pf_bytes == 0 || c->info->reg_direct);
+			/* and the line entries, for rows of one or two lines
+			 * (launch_rules.c's line_rule), in kernels like those it was
+			 * measured on: f32 or halves, chunks of 16 bytes, whose entries
+			 * fit 32 registers (tile_light), that write rows (not only a
+			 * value a row, as logsumexp), reading at most one column
+			 * operand besides streams of the rows' layout */
+			c->info->reg_line = R->rk > 2 && row_line_operands(R) && cg_tile_outputs(c->info) &&
+			                    (R->vec == 4 || R->vec == 8) && tile_light(R, 16 / R->vec);
 		}
-		for (int K = 2; aligned && (c->info->reg_narrow || c->info->reg_line) && K >= 1; K--) {
-			if (c->info->reg_line && K * R->vec > CG_LINE_ELEMS)
-				continue;
+		for (int K = 2; aligned && c->info->reg_narrow && K >= 1; K--) {
 			R->K = K;
 			if (!emit_entry(R, rp))
+				return false;
+		}
+		for (int K = cg_line_k(c->info, 2 * CG_LINE_THREADS); aligned && c->info->reg_line && K >= 1; K--) {
+			R->K = K;
+			R->line = true;
+			bool ok = emit_entry(R, rp);
+			R->line = false;
+			if (!ok)
 				return false;
 		}
 		R->K = R->rk;

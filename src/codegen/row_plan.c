@@ -683,12 +683,17 @@ static void plan_streams(RowK *R)
 		}
 }
 
-bool row_rows_only(const RowK *R)
+bool row_line_operands(const RowK *R)
 {
-	for (int i = 0; i < R->k->nparams; i++)
-		if (R->k->params[i].kind == PARAM_IN && row_is_stream(R, i) && !full_layout(R, i))
+	int cols = 0;
+	for (int i = 0; i < R->k->nparams; i++) {
+		if (R->k->params[i].kind != PARAM_IN || !row_is_stream(R, i) || full_layout(R, i))
+			continue;
+		if (R->roff[i]) /* a broadcast operand whose elements vary by row (a mask [B, 1, 1, N]) */
 			return false;
-	return true;
+		cols++;
+	}
+	return cols == 0 || (cols == 1 && R->P == 1);
 }
 
 bool row_is_copied(const RowK *R, NodeId id)

@@ -261,11 +261,12 @@ bool row_is_pf(const RowK *R, NodeId id)
 
 bool row_pf_here(const RowK *R, NodeId id)
 {
-	/* not in the aligned class of reg_direct kernels, which loads its rows
-	 * itself; cp.async copies aligned pieces: the masked entries copy only
-	 * the streams aligned with the row's chunks; the lane class's elements
-	 * are too small to copy (cp.async moves 4 bytes or more) */
-	if (R->path->path != CG_PATH_REG || R->path->lane || (R->c->info->reg_direct && !R->path->masked))
+	/* not in the aligned class of reg_direct kernels, nor in the line
+	 * entries, which load their rows themselves; cp.async copies aligned
+	 * pieces: the masked entries copy only the streams aligned with the
+	 * row's chunks; the lane class's elements are too small to copy
+	 * (cp.async moves 4 bytes or more) */
+	if (R->path->path != CG_PATH_REG || R->path->lane || R->line || (R->c->info->reg_direct && !R->path->masked))
 		return false;
 	return row_is_pf(R, id) && (!R->path->shifted || R->aligned[R->c->pin[id]]);
 }

@@ -117,14 +117,16 @@ struct RowK {
 	                           memory: its rows' length, a constant (0: a group a row, staged) */
 	int rpt;                /* TILE, rowlen: rows a thread (2 or 4, adjacent, or 2 a block's rows apart:
 	                           row_tile_span, cg_tile_rpt; else 1) */
+	bool line;              /* REG: a line entry (`_line<K>`, launch_rules.c's line_rule): its
+	                           rows loaded directly, never prefetched */
 	bool hold;              /* REG: holds the column operands `held` (fz_h<id>) */
 	bool slots;             /* REG, masked: holds them in shared memory instead, at the row's
 	                           alignment (fz_c<id>, row_reg.c) */
 	bool lean;              /* its kernel is lean (entries bound to 1024 threads; else 512) */
 	bool red_inline;        /* its block reductions inlined (fz_reduce_in), not calls */
 	bool red_group;         /* REG, a line entry of one chunk (launch_rules.c's line_rule): its
-	                           reductions shuffles within the row's CG_LINE_THREADS
-	                           (fz_reduce_group), no shared memory */
+	                           reductions shuffles within the row's CG_LINE_THREADS, or 16
+	                           (fz_reduce_group, fz_reduce_line), no shared memory */
 	CgW *w;                 /* its body */
 	bool *used;             /* per param: used by its code */
 	bool *whole;            /* per param: loaded by fz_ldw (the masked register class), which
@@ -177,8 +179,11 @@ int row_slot_of(const RowK *R, NodeId id);
 int row_param_of(const RowK *R, NodeId id, ParamKind kind);
 /* Is parameter i a per-element stream (an input or output with the row's last axis)? */
 bool row_is_stream(const RowK *R, int i);
-/* Has every per-element input the rows' layout (no column or broadcast operand)? */
-bool row_rows_only(const RowK *R);
+/* Has every per-element input the rows' layout, but for one column operand
+ * (the same elements in every row, as rmsnorm's weight) in a kernel of one
+ * pass before its epilogue? The line entries' kernels (row_emit.c,
+ * launch_rules.c's line_rule says why). */
+bool row_line_operands(const RowK *R);
 /* Is leaf id cached as it is, in a stream whose chunks are the row's: the
  * cached paths' first pass copies it into the cache at once (row_loop.c)? */
 bool row_is_copied(const RowK *R, NodeId id);

@@ -191,12 +191,12 @@ static void fill(Tensor *t, bool nans)
 typedef enum {
 	SCHED_AUTO, SCHED_WARP4, SCHED_BLOCK, SCHED_LOOP, SCHED_SPLIT, SCHED_SPLIT_NOCACHE, SCHED_SPLIT_STREAM,
 	SCHED_REG, SCHED_REGM, SCHED_REGM1, SCHED_REGM96, SCHED_TILE1, SCHED_TILE4, SCHED_REGH, SCHED_REGN, SCHED_LANE,
-	NSCHED
+	SCHED_LINE, NSCHED
 } Sched;
 
 static const char *sched_name[] = {"auto", "warp4", "block64", "loop", "split3", "split3-nocache", "split3-stream",
                                    "reg", "regm", "regm-thread", "regm-3warps", "tile1x32", "tile4x16",
-                                   "reg-held", "reg-narrow", "lane"};
+                                   "reg-held", "reg-narrow", "lane", "line"};
 
 static CgDevice emu_device(void)
 {
@@ -252,9 +252,18 @@ static bool force(const CgModule *m, const Plan *p, int k, const int64_t *dims, 
 		f.threads = 1;
 		while (f.threads < 256 && n > (int64_t)f.threads * f.K * ki->vec)
 			f.threads *= 2;
-		if (cg_line_group(ki, f.K)) /* a line entry reducing among its 8 threads */
-			f.threads = CG_LINE_THREADS;
 		f.rows = f.threads < 32 ? 32 / f.threads : 1;
+	}
+	if (s == SCHED_LINE) {
+		/* the line entries, where the kernel has them (rows of up to two
+		 * lines): a chunk of every line a thread, 8 threads a row, or 16
+		 * of one chunk for two lines of halves */
+		f.path = CG_PATH_REG;
+		f.line = true;
+		int64_t chunks = cdiv(n, ki->vec);
+		f.K = cg_line_k(ki, chunks);
+		f.threads = chunks > CG_LINE_THREADS && f.K == 1 ? 2 * CG_LINE_THREADS : CG_LINE_THREADS;
+		f.rows = 32 / f.threads;
 	}
 	if (s == SCHED_LANE) { /* a warp a row, the entry of the fewest elements a lane, where the kernel has it */
 		f.path = CG_PATH_REG;

@@ -617,6 +617,14 @@ template <class Op, int G, class T> __device__ __forceinline__ T fz_reduce_group
 		v = Op::f(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
+// The line entries of halves reduce among 8 threads, or 16 for rows of two
+// lines (blockDim.x, the same in every warp: one uniform branch).
+template <class Op, class T> __device__ __forceinline__ T fz_reduce_line(T v)
+{
+	if (blockDim.x > 8)
+		v = Op::f(v, __shfl_xor_sync(0xffffffffu, v, 8));
+	return fz_reduce_group<Op, 8>(v);
+}
 // Rows held in registers: a whole vector of a row whose length is a multiple
 // of V (no per-element bounds checks), 32-bit offsets. Element by element where
 // the launch's pointers are not aligned (rare): a call where `Call` says so (the

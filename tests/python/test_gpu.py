@@ -22,8 +22,8 @@ from references import REFERENCES, TorchOps, assert_close, make_inputs, random_i
 # f32 rows of a multiple of 4 its aligned class would hold half empty (300);
 # 300 rows of 32768: every row example in the row cache's aligned class (_rowa);
 # 40000 rows (33792 fill an H100 or H200 at 8 threads a row) of 32, 64 and 128:
-# rows of one or two 128-byte lines of f32 or halves, 8 threads a row in the
-# kernels that read their rows alone (launch_rules.c's line_rule)
+# rows of one or two 128-byte lines of f32 or halves, the line entries (8
+# threads a row, 16 for two lines of halves: launch_rules.c's line_rule)
 SIZES = [(3, 67), (64, 1000), (4097, 33), (2, 100003), (8, 1), (4500, 1001), (4500, 93), (4500, 300),
          (300, 32768), (40000, 32), (40000, 64), (40000, 128)]
 
@@ -561,3 +561,32 @@ def test_aligned_classes_take_only_aligned_buffers(cuda, name, dtype, rows, cols
         assert out is None or got is out
         assert_close(f"{name} {dtype} {rows}x{cols} ragged {ragged or 'none'}", got.double().cpu().numpy(),
                      want.cpu().numpy(), dtype, cols)
+
+
+# The line entries (launch_rules.c's line_rule) of kernels with one column
+# operand in one pass, whose other aligned entries prefetch: an rmsnorm with
+# a residual add (two outputs), on an H100 or H200 at rows of one and two
+# lines, 8 threads a row, and of two lines of halves, 16 threads of a chunk
+# (20000 rows: the fewest that 16 threads a row fill once, 16896, and more);
+# then with its input one element off (the classes for rows of any length).
+LINE_SHAPES = [("f32", 40000, 32), ("f32", 40000, 64), ("bf16", 40000, 64), ("f16", 20000, 128), ("bf16", 40000, 128)]
+
+
+@pytest.mark.parametrize("dtype,rows,cols", LINE_SHAPES)
+def test_line_entries_with_a_column_operand(cuda, dtype, rows, cols):
+    torch = cuda
+    td = _torch_dtype(torch, dtype)
+    cast = (lambda e: e) if dtype == "f32" else (lambda e: f"{dtype}({e})")
+    prog = fusec.compile(f"in x: {dtype}[T, C]\nin r: {dtype}[T, C]\nin w: {dtype}[C]\nout h = {cast('x + r')}\n"
+                         f"out y = {cast('h * rsqrt(mean(h * h) + 1e-6) * w')}\n")
+    g = torch.Generator(device="cuda").manual_seed(rows + cols)
+    x, r = (torch.randn(rows, cols, device="cuda", generator=g).to(td) for _ in range(2))
+    w = torch.randn(cols, device="cuda", generator=g).to(td)
+    hd = (x.double() + r.double()).to(td).double()  # h as stored, then read back
+    want_y = hd * (hd * hd).mean(-1, keepdim=True).add(1e-6).rsqrt() * w.double()
+    for shift in [False, True, False]:
+        xa = torch.empty(x.numel() + 1, device="cuda", dtype=td)[1:].view(x.shape).copy_(x) if shift else x
+        h, y = prog(xa, r, w)
+        what = f"add_rmsnorm {dtype} {rows}x{cols}{' ragged x' if shift else ''}"
+        assert_close(what + " h", h.double().cpu().numpy(), (x.double() + r.double()).cpu().numpy(), dtype, cols)
+        assert_close(what + " y", y.double().cpu().numpy(), want_y.cpu().numpy(), dtype, cols)

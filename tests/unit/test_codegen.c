@@ -227,8 +227,8 @@ START_TEST(entries_and_arguments)
 	Compilation *c = compile_mode("in x: f32[B, N]\nin z: f32[N]\nin s: f32\nout y = z * s\nout m = x / sum(x)\n", true);
 	const CgModule *m = &c->module;
 	ck_assert_int_eq(c->plan.nkernels, 2);
-	/* the pointwise entry; reg4, its entries of 2 and 1 chunks for rows of
-	 * one or two lines (launch_rules.c's line_rule) and its masked class,
+	/* the pointwise entry; reg4, its line entries of 2 and 1 chunks for
+	 * rows of one or two lines (launch_rules.c's line_rule) and its masked class,
 	 * its lane class (3 to
 	 * 32 elements a thread: f32 rows, written), the tile's classes
 	 * of a thread a row (an entry a row length: of one chunk 2 to 4, below
@@ -238,7 +238,7 @@ START_TEST(entries_and_arguments)
 	 * rows of one element */
 	ck_assert_int_eq(m->nentries, 1 + 57);
 	static const char *names[] = {
-	    "test_k0_pw",       "test_k1_reg4",      "test_k1_reg2",     "test_k1_reg1",     "test_k1_reg4m",    "test_k1_reg3l",    "test_k1_reg4l",
+	    "test_k0_pw",       "test_k1_reg4",      "test_k1_line2",    "test_k1_line1",    "test_k1_reg4m",    "test_k1_reg3l",    "test_k1_reg4l",
 	    "test_k1_reg5l",    "test_k1_reg6l",     "test_k1_reg7l",    "test_k1_reg8l",    "test_k1_reg9l",
 	    "test_k1_reg10l",   "test_k1_reg11l",    "test_k1_reg12l",   "test_k1_reg13l",   "test_k1_reg14l",
 	    "test_k1_reg15l",   "test_k1_reg16l",    "test_k1_reg17l",   "test_k1_reg18l",   "test_k1_reg19l",
@@ -867,8 +867,8 @@ START_TEST(row_schedules_by_length)
 	/* a multiple of 4 of as many chunks as the register path's thread
 	 * holds: the entry of that length, its outputs staged (faster,
 	 * measured); of more: the register path's aligned vectors, rk chunks a
-	 * thread, or 8 threads a row for rows of one or two lines
-	 * (row_lines_take_eight_threads) */
+	 * thread, or the line entries for rows of one or two lines
+	 * (row_lines_take_line_entries) */
 	l = launch(c, 0, (int64_t[]){1 << 20, 16});
 	ck_assert_int_eq(l.path, CG_PATH_TILE);
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_tile4n16");
@@ -1041,30 +1041,34 @@ START_TEST(row_schedules_by_length)
 }
 END_TEST
 
-/* Many rows of one or two 128-byte lines in a kernel that reads its rows
- * alone (launch_rules.c's line_rule): 8 threads a row, one chunk of every line
- * each, 256 threads a block, the entry bound to 8 blocks an SM (32
- * registers) and its reductions shuffles among the row's 8 threads, no
- * shared memory. Not fewer rows than fill the
- * device once, nor other lengths, nor kernels with a column or broadcast
- * operand. */
-START_TEST(row_lines_take_eight_threads)
+/* Many rows of one or two 128-byte lines in a kernel that reads its rows,
+ * and at most one column operand in one pass (launch_rules.c's line_rule):
+ * the line entries (`_line<K>`), 8 threads a row, one chunk of every line
+ * each (16 threads of one chunk for two lines of halves), 256 threads a
+ * block, bound to 8 blocks an SM (32 registers), their rows loaded
+ * directly (no prefetch, no shared memory) and their reductions shuffles
+ * among the row's threads. Not fewer rows than fill the device once, nor
+ * other lengths, nor kernels with a broadcast operand, two column
+ * operands, a column operand and two passes, or a value a row alone. */
+START_TEST(row_lines_take_line_entries)
 {
 	Compilation *c = compile_mode(softmax, true);
 	const int64_t many = (int64_t)h100().sm_count * 2048 / 8; /* 33792 */
 	CgLaunch l = launch(c, 0, (int64_t[]){262144, 32});
 	const CgEntry *e = &c->module.entries[l.entry];
 	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
-	ck_assert_str_eq(e->symbol, "test_k0_reg1");
+	ck_assert_str_eq(e->symbol, "test_k0_line1");
+	ck_assert(e->line && e->K == 1 && !e->masked && !e->hold && !e->lane);
 	ck_assert_uint_eq(l.block[0], 8);
 	ck_assert_uint_eq(l.block[1], 32);
 	ck_assert_uint_eq(l.grid[0], 262144 / 32);
-	ck_assert(strstr(e->text, "__launch_bounds__(256, 8) test_k0_reg1("));
+	ck_assert(!l.resident && l.smem == 0);
+	ck_assert(strstr(e->text, "__launch_bounds__(256, 8) test_k0_line1("));
 	ck_assert(strstr(e->text, "fz_reduce_group<fz_max, 8>(") && strstr(e->text, "fz_reduce_group<fz_sum, 8>("));
 	ck_assert(!strstr(e->text, "fz_red[") && e->static_smem == 0);
 	l = launch(c, 0, (int64_t[]){131072, 64});
 	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg2");
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_line2");
 	ck_assert_uint_eq(l.block[0], 8);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){many, 32}).rule, CG_RULE_REG_LINE);
 	ck_assert_int_eq(launch(c, 0, (int64_t[]){many - 1, 32}).rule, CG_RULE_REG);
@@ -1078,36 +1082,85 @@ START_TEST(row_lines_take_eight_threads)
 	/* a forced launch of a line entry: up to its bound's 256 threads */
 	CgDevice dev = h100();
 	CgLaunch lf;
-	CgForce f = {.path = CG_PATH_REG, .K = 1, .threads = 8, .rows = 32, .grid = 100};
+	CgForce f = {.path = CG_PATH_REG, .line = true, .K = 1, .threads = 8, .rows = 32, .grid = 100};
 	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 32}, &dev, &f, &lf));
-	ck_assert_str_eq(c->module.entries[lf.entry].symbol, "test_k0_reg1");
+	ck_assert_str_eq(c->module.entries[lf.entry].symbol, "test_k0_line1");
 	f.rows = 64;
 	ck_assert(!cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 32}, &dev, &f, &lf));
-	/* its reductions shuffle among 8 threads: no other group; the entry of
-	 * two chunks (fz_reduce_in) takes any */
-	f = (CgForce){.path = CG_PATH_REG, .K = 1, .threads = 4, .rows = 32, .grid = 100};
+	/* its reductions shuffle among 8 threads (f32: never 16); the entry of
+	 * two chunks (fz_reduce_in) takes any group */
+	f = (CgForce){.path = CG_PATH_REG, .line = true, .K = 1, .threads = 4, .rows = 32, .grid = 100};
 	ck_assert(!cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 16}, &dev, &f, &lf));
-	f.K = 2;
+	f.threads = 16, f.rows = 16;
+	ck_assert(!cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 64}, &dev, &f, &lf));
+	f = (CgForce){.path = CG_PATH_REG, .line = true, .K = 2, .threads = 4, .rows = 32, .grid = 100};
 	ck_assert(cg_launch_forced(&c->module, &c->plan, 0, (int64_t[]){3200, 16}, &dev, &f, &lf));
-	ck_assert_str_eq(c->module.entries[lf.entry].symbol, "test_k0_reg2");
+	ck_assert_str_eq(c->module.entries[lf.entry].symbol, "test_k0_line2");
 	ck_assert(strstr(c->module.entries[lf.entry].text, "fz_reduce_in<fz_max>"));
 	pipe_free(c);
-	/* halves: a line is 64 elements; not two (16 elements a thread), whose
-	 * entry is not written */
+	/* halves: a line is 64 elements, 8 threads; two lines 16 threads of one
+	 * chunk (no entry of two: 16 elements a thread), which reduce among the
+	 * block's x threads */
 	Compilation *ch = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", true);
-	ck_assert_int_eq(launch(ch, 0, (int64_t[]){262144, 64}).rule, CG_RULE_REG_LINE);
-	ck_assert_str_eq(ch->module.entries[launch(ch, 0, (int64_t[]){131072, 128}).entry].symbol, "test_k0_reg4");
+	l = launch(ch, 0, (int64_t[]){262144, 64});
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
+	ck_assert_str_eq(ch->module.entries[l.entry].symbol, "test_k0_line1");
+	ck_assert_uint_eq(l.block[0], 8);
+	ck_assert_uint_eq(l.block[1], 32);
+	l = launch(ch, 0, (int64_t[]){131072, 128});
+	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
+	ck_assert_str_eq(ch->module.entries[l.entry].symbol, "test_k0_line1");
+	ck_assert_uint_eq(l.block[0], 16);
+	ck_assert_uint_eq(l.block[1], 16);
+	ck_assert_uint_eq(l.grid[0], 131072 / 16);
+	ck_assert(strstr(ch->module.entries[l.entry].text, "fz_reduce_line<fz_sum>("));
+	ck_assert_int_eq(launch(ch, 0, (int64_t[]){16896, 128}).rule, CG_RULE_REG_LINE); /* 16 threads fill it */
+	ck_assert_int_ne(launch(ch, 0, (int64_t[]){16895, 128}).rule, CG_RULE_REG_LINE);
 	ck_assert_int_ne(launch(ch, 0, (int64_t[]){262144, 32}).rule, CG_RULE_REG_LINE);
 	for (int i = 0; i < ch->module.nentries; i++)
-		ck_assert_str_ne(ch->module.entries[i].symbol, "test_k0_reg2");
+		ck_assert_str_ne(ch->module.entries[i].symbol, "test_k0_line2");
+	f = (CgForce){.path = CG_PATH_REG, .line = true, .K = 1, .threads = 16, .rows = 16, .grid = 100};
+	ck_assert(cg_launch_forced(&ch->module, &ch->plan, 0, (int64_t[]){3200, 128}, &dev, &f, &lf));
+	f.threads = 32, f.rows = 8;
+	ck_assert(!cg_launch_forced(&ch->module, &ch->plan, 0, (int64_t[]){3200, 128}, &dev, &f, &lf));
 	pipe_free(ch);
-	/* a column operand (layernorm's w and b), a broadcast one (a mask
-	 * [B, 1, N] over [B, H, N]), a value a row alone (logsumexp): not
-	 * taken, and no such entries */
+	/* one column operand in one pass, and more streams: an rmsnorm of
+	 * halves with a residual add (two outputs), whose other entries
+	 * prefetch; the line entries do not, and hold w where the kernel's
+	 * aligned entries of halves do (an rmsnorm's) */
+	const char *ones[] = {
+	    "in x: bf16[B, N]\nin w: bf16[N]\nout y = bf16(x * rsqrt(mean(x * x) + 1e-6) * w)\n",
+	    "in x: bf16[B, N]\nin r: bf16[B, N]\nin w: bf16[N]\nout h = x + r\n"
+	    "out y = bf16(h * rsqrt(mean(h * h) + 1e-6) * w)\n",
+	    "in x: f32[B, N]\nin w: f32[N]\nout y = x * rsqrt(mean(x * x) + 1e-6) * w\n",
+	};
+	for (size_t i = 0; i < sizeof ones / sizeof ones[0]; i++) {
+		Compilation *o = compile_mode(ones[i], true);
+		const struct CgKernelInfo *ki = &o->module.kinfo[0];
+		ck_assert(ki->reg_line);
+		ck_assert(i == 2 || (ki->reg_narrow && ki->pf_bytes > 0 && !ki->reg_direct));
+		l = launch(o, 0, (int64_t[]){262144, (int64_t)CG_LINE_THREADS * ki->vec}); /* one line */
+		e = &o->module.entries[l.entry];
+		ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
+		ck_assert_str_eq(e->symbol, "test_k0_line1");
+		ck_assert(!l.resident && l.smem == 0);
+		ck_assert(!strstr(e->text, "fz_pf<") && !strstr(e->text, "fz_cpa_wait"));
+		ck_assert(i != 0 || strstr(e->text, "fz_ldh(fz_h"));
+		/* the prefetching entries keep their buffer and resident grid */
+		l = launch(o, 0, (int64_t[]){4096, 4096});
+		ck_assert(!o->module.entries[l.entry].line);
+		ck_assert(i == 2 || (l.resident && l.smem > 0));
+		pipe_free(o);
+	}
+	/* a value a row alone (logsumexp), two column operands (layernorm's w
+	 * and b), one in a kernel of two passes (layernorm without a bias), a
+	 * broadcast operand (a mask [B, 1, N] over [B, H, N]): not taken, and
+	 * no such entries */
 	const char *others[] = {
 	    "in x: f32[B, N]\nm = max(x)\nout s = m + log(sum(exp(x - m)))\n",
 	    "in x: f32[R, C]\nin w: f32[C]\nin b: f32[C]\nd = x - mean(x)\n"
 	    "out y = d * rsqrt(mean(d * d) + 1e-5) * w + b\n",
+	    "in x: f16[R, C]\nin w: f16[C]\nd = x - mean(x)\nout y = f16(d * rsqrt(mean(d * d) + 1e-5) * w)\n",
 	    "in x: f32[B, H, N]\nin m: bool[B, 1, N]\ns = where(m, x, -1e30)\ne = exp(s - max(s))\n"
 	    "out y = e / sum(e)\n",
 	};
@@ -1115,9 +1168,11 @@ START_TEST(row_lines_take_eight_threads)
 		Compilation *o = compile_mode(others[i], true);
 		ck_assert(!o->module.kinfo[0].reg_line);
 		int64_t dims[3] = {262144, 32, 0};
-		if (i == 2)
+		if (i == 3)
 			dims[0] = 4096, dims[1] = 64, dims[2] = 32;
 		ck_assert_int_ne(launch(o, 0, dims).rule, CG_RULE_REG_LINE);
+		for (int k = 0; k < o->module.nentries; k++)
+			ck_assert(!o->module.entries[k].line);
 		pipe_free(o);
 	}
 }
@@ -1516,8 +1571,8 @@ START_TEST(narrow_register_rows)
 	} cases[] = {
 	    {1048576, 16, "test_k0_reg1", 2, 64}, /* 2 chunks: a thread each */
 	    {699050, 24, "test_k0_reg2", 2, 64},  /* 3 chunks: 2 threads of 2, one dead */
-	    {262144, 64, "test_k0_reg2", 4, 32},  /* 8 chunks */
-	    {131072, 128, "test_k0_reg4", 4, 32}, /* 16 chunks: rk a thread */
+	    {32768, 64, "test_k0_reg2", 8, 16},   /* 8 chunks, too few rows for the line entry */
+	    {16384, 128, "test_k0_reg4", 16, 8},  /* 16 chunks: rk a thread */
 	    {16384, 1024, "test_k0_reg4", 32, 4},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1530,7 +1585,7 @@ START_TEST(narrow_register_rows)
 		/* the prefetch buffer as rk's (its leaves rk chunks apart) */
 		ck_assert_uint_eq(l.smem, 64 * 128);
 	}
-	const CgEntry *e2 = &c->module.entries[launch(c, 0, (int64_t[]){262144, 64}).entry];
+	const CgEntry *e2 = &c->module.entries[launch(c, 0, (int64_t[]){32768, 64}).entry];
 	ck_assert_int_eq(e2->K, 2);
 	ck_assert(!e2->masked && !e2->hold);
 	ck_assert(strstr(e2->text, "float fz_g0[2][8];"));
@@ -1540,7 +1595,7 @@ START_TEST(narrow_register_rows)
 	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg4m");
 	pipe_free(c);
 	/* softmax of halves loads its rows directly: its entries of 1 and 2
-	 * chunks are the lines' (row_lines_take_eight_threads), not these: rows
+	 * chunks are the lines' (row_lines_take_line_entries), not these: rows
 	 * of 4 chunks keep rk */
 	c = compile_mode("in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", true);
 	ck_assert(!c->module.kinfo[0].reg_narrow && c->module.kinfo[0].reg_direct && c->module.kinfo[0].reg_line);
@@ -1549,8 +1604,10 @@ START_TEST(narrow_register_rows)
 	ck_assert_uint_eq(l.block[0], 1);
 	l = launch(c, 0, (int64_t[]){262144, 64});
 	ck_assert_int_eq(l.rule, CG_RULE_REG_LINE);
-	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_reg1");
+	ck_assert_str_eq(c->module.entries[l.entry].symbol, "test_k0_line1");
 	ck_assert_uint_eq(l.block[0], 8);
+	for (int i = 0; i < c->module.nentries; i++)
+		ck_assert_str_ne(c->module.entries[i].symbol, "test_k0_reg1");
 	pipe_free(c);
 	/* nor rows of f32 */
 	c = compile_mode("in x: f32[B, N]\nin w: f32[N]\nout y = x * rsqrt(mean(x * x) + 1e-6) * w\n", true);
@@ -2210,7 +2267,7 @@ static Suite *codegen_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("launch");
 	tcase_add_test(t, row_schedules_by_length);
-	tcase_add_test(t, row_lines_take_eight_threads);
+	tcase_add_test(t, row_lines_take_line_entries);
 	tcase_add_test(t, split_rounds_fill_the_device);
 	tcase_add_test(t, row_cache_slots);
 	tcase_add_test(t, late_inputs);

@@ -395,6 +395,45 @@ START_TEST(paired_rows)
 }
 END_TEST
 
+/* The line entries (launch_rules.c's line_rule) forced over rows of one
+ * and two 128-byte lines and lengths between: 8 threads a row of one chunk
+ * (two for f32 rows of more than a line), 16 of one chunk for rows of more
+ * than a line of halves (fz_reduce_line's shuffle more), in kernels whose
+ * other aligned entries prefetch (a fused add + RMSNorm of halves, two
+ * outputs, its weight held) or not, with NaN rows too; each run takes the
+ * line entry and matches the interpreter. */
+START_TEST(line_rows)
+{
+	static const struct {
+		const char *name, *src;
+		int64_t lens[4];
+	} cases[] = {
+		{"softmax_f16", "in x: f16[B, N]\ne = exp(x - max(x))\nout y = f16(e / sum(e))\n", {64, 72, 120, 128}},
+		{"add_rmsnorm_bf16", "in x: bf16[B, N]\nin r: bf16[B, N]\nin w: bf16[N]\nout h = bf16(x + r)\n"
+		                     "out y = bf16(h * rsqrt(mean(h * h) + 1e-6) * w)\n", {8, 64, 96, 128}},
+		{"rmsnorm", "in x: f32[B, N]\nin w: f32[N]\nout y = x * rsqrt(mean(x * x) + 1e-6) * w\n", {4, 32, 36, 64}},
+	};
+	if (!have_cxx)
+		return;
+	PipeOptions opt = pipe_default_options();
+	Compilation *c = pipe_new(cases[_i].name, cases[_i].src, strlen(cases[_i].src), &opt);
+	ck_assert_msg(pipe_run(c) == FZ_OK, "%s: %s", cases[_i].name, c->diag_text);
+	ck_assert(c->module.kinfo[0].reg_line);
+	EmuModule m;
+	emu_build(c, &m);
+	for (int li = 0; li < 4; li++)
+		for (int nans = 0; nans < 2; nans++) {
+			int64_t dims[2] = {5, cases[_i].lens[li]};
+			Run run = {.c = c, .m = &m, .dims = dims, .sched = SCHED_LINE, .nans = nans};
+			snprintf(run.what, sizeof run.what, "%s (B=5 N=%lld, line%s)", cases[_i].name, (long long)dims[1],
+			         nans ? ", NaN" : "");
+			ck_assert_msg(run_plan(&run) == 1, "%s: not the line entry", run.what);
+		}
+	emu_free(&m);
+	pipe_free(c);
+}
+END_TEST
+
 /* ---- the launch plan and the kernel agree ----------------------------------------------- */
 
 /* Every path of these row kernels, over row lengths around every chunk and
@@ -412,6 +451,9 @@ static const struct {
 	/* two slots (x as f16, xc as f32), chunks of 8, the register path prefetching */
 	{"layernorm_f16", "in x: f16[B, N]\nin w: f16[N]\nmu = mean(x)\nxc = x - mu\n"
 	                  "out y = f16(xc * rsqrt(mean(xc * xc) + 1e-5) * w)\n"},
+	/* halves, one column operand in one pass: the prefetching entries of
+	 * 4, 2 and 1 chunks and the line entry (8 or 16 threads a row, held w) */
+	{"rmsnorm_f16", "in x: f16[B, N]\nin w: f16[N]\nout y = f16(x * rsqrt(mean(x * x) + 1e-5) * w)\n"},
 	/* long math, three streams, two leaves prefetched, a per-row output */
 	{"heavy", "in x: f32[B, N]\nin b: f32[N]\nin r: f32[B, N]\nh = gelu_tanh(x + b) + r\nmu = mean(h)\n"
 	          "hc = h - mu\nout y = hc * rsqrt(mean(hc * hc) + 1e-5)\nout m = mu\n"},
@@ -458,11 +500,12 @@ START_TEST(plan_bounds)
 		emu_free(&m);
 		pipe_free(c);
 	}
-	/* reg-narrow: layernorm_f16's aligned rows alone (its entries' kernels);
+	/* reg-narrow: the aligned rows of layernorm_f16 and rmsnorm_f16 alone
+	 * (their entries' kernels); line: aligned rows of up to two lines;
 	 * reg-held: the aligned class only, so aligned buffers only (a third of
 	 * the runs: cg_launch_forced refuses it for misaligned buffers) */
 	for (int s = 0; s < NSCHED; s++)
-		ck_assert_msg(ran[s] > (s == SCHED_REGN || s == SCHED_LANE ? 8 : s == SCHED_REGH ? 12 : 20),
+		ck_assert_msg(ran[s] > (s == SCHED_REGN || s == SCHED_LANE || s == SCHED_LINE ? 8 : s == SCHED_REGH ? 12 : 20),
 		              "schedule %s ran %d kernels", sched_name[s], ran[s]);
 }
 END_TEST
@@ -653,6 +696,7 @@ static Suite *emu_suite(void)
 	tcase_add_test(t, stream_groups);
 	tcase_add_test(t, stream_ring);
 	tcase_add_loop_test(t, online_sums, 0, 4);
+	tcase_add_loop_test(t, line_rows, 0, 3);
 	suite_add_tcase(s, t);
 	t = tcase_create("staged_norms"); /* about 70 s a program */
 	tcase_set_timeout(t, 300);
