@@ -585,7 +585,11 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	 * "The line entries' reductions"). Not those of two chunks (f32 rows of
 	 * 64): their 32 registers spilled 8 bytes, softmax f32 131072x64 18.2 ->
 	 * 19.3; their loop written twice, for aligned pointers and not, spilled
-	 * none and gained nothing (18.0 -> 18.2). They inline fz_reduce_in. */
+	 * none and gained nothing (18.0 -> 18.2). They inline fz_reduce_in.
+	 * Those of halves serve rows of two lines too, 16 threads a row: their
+	 * reductions test blockDim.x for a shuffle more (fz_reduce_line; softmax
+	 * f16 262144x64 18.0 -> 18.2, 17.7 again: within the noise,
+	 * docs/performance.md "Line entries for kernels that prefetch"). */
 	R->red_group = line && cg_line_group(c->info, R->K);
 	R->red_inline = reg && (!(lean && !rp->masked) || hold || line);
 	name_scalars(R);
