@@ -262,18 +262,6 @@ static void name_scalars(RowK *R)
 	}
 }
 
-/* Whether the kernel reads column operands (inputs along the row, the same
- * in every row: layernorm's w and b). */
-static bool reads_columns(const RowK *R)
-{
-	for (int i = 0; i < R->k->nparams; i++) {
-		const KParam *kp = &R->k->params[i];
-		if (kp->kind == PARAM_IN && row_is_colv(R, kp->node) && !row_is_rowvar(R, kp->node))
-			return true;
-	}
-	return false;
-}
-
 /* The aligned classes (rows of a multiple of V): every vector of every row
  * aligned, a constant. The host decides (cg_launch's `aligned`: the
  * runtime tests its bindings), taking these classes only where every
@@ -554,7 +542,7 @@ static bool emit_entry(RowK *R, const RowPath *rp)
 	c->m->entries[c->m->nentries - 1].hold = hentry;
 	c->m->entries[c->m->nentries - 1].line = reg && R->line;
 	R->used = ARENA_ARRAY(c->a, bool, k->nparams + 1);
-	R->vec_test = !rp->masked && reads_columns(R);
+	R->vec_test = !rp->masked && c->info->colops; /* column operands: emit_vec_test */
 	R->vec_arg = "fz_vec";
 	R->whole = ARENA_ARRAY(c->a, bool, k->nparams + 1);
 	CgW body, before, inside, next, shift, nshift, *out = c->w;
